@@ -1,0 +1,32 @@
+/* tandemadm: shared declarations of the command groups. */
+#ifndef TANDEM_CLI_H
+#define TANDEM_CLI_H
+
+#include "conf.h"
+
+/* Exit codes, as drbdadm's (documented in tandemadm(8)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,
+	EXIT_CONFIG = 10,
+	EXIT_EXEC = 20,
+	EXIT_NOMEM = 30,
+};
+
+struct cli {
+	const char *config;   /* -c FILE */
+	const char *hostname; /* --node NAME */
+	const char *verb;
+};
+
+/* Load the configuration, printing its diagnostics; returns an exit code. */
+int cli_load_conf(const struct cli *cli, struct conf **out);
+/* This node's host section of resource `name`, or an error message and NULL. */
+const struct conf_res *cli_local_res(const struct cli *cli, const struct conf *c,
+				     const char *name, int *exit_code);
+
+/* cmd-conf.c */
+int cmd_dump(struct cli *cli, int argc, char **argv);
+int cmd_sh(struct cli *cli, int argc, char **argv);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * tandemadm: the administration tool of tandem (drbdadm's verbs).
+ *
+ *   tandemadm [-c FILE] [--node NAME] COMMAND [ARGS...]
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define DEFAULT_CONFIG "/etc/tandem.conf"
+#define DRBD_CONFIG    "/etc/drbd.conf"
+
+struct cmd {
+	const char *name;
+	int (*fn)(struct cli *cli, int argc, char **argv);
+	const char *args;
+	const char *help;
+};
+
+static int cmd_help(struct cli *cli, int argc, char **argv);
+
+static const struct cmd cmds[] = {
+	{"dump", cmd_dump, "[--json] [RES...]",
+	 "print the configuration in canonical DRBD 8.4 form (or JSON)"},
+	{"sh-resources", cmd_sh, "", "names of the resources of this node"},
+	{"sh-dev", cmd_sh, "RES", "device of each volume of RES on this node"},
+	{"sh-ll-dev", cmd_sh, "RES", "backing (lower-level) device of each volume"},
+	{"sh-md-dev", cmd_sh, "RES", "meta-data device of each volume"},
+	{"sh-md-idx", cmd_sh, "RES", "meta-data index: internal, flexible or N"},
+	{"sh-minor", cmd_sh, "RES", "minor number of each volume"},
+	{"sh-ip", cmd_sh, "RES", "this node's replication address of RES"},
+	{"help", cmd_help, "", "this list"},
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: tandemadm [-c FILE] [--node NAME] COMMAND [ARGS...]\n\n"
+		   "options:\n"
+		   "  -c, --config FILE  configuration (default %s, else %s)\n"
+		   "  -n, --node NAME    act as host NAME instead of `uname -n`\n"
+		   "  -V, --version      print the version\n"
+		   "  -h, --help         this text\n\n"
+		   "commands:\n",
+		DEFAULT_CONFIG, DRBD_CONFIG);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-14s %-18s %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
+	fprintf(f, "\nSee tandemadm(8) and tandem.conf(5).\n");
+}
+
+static int cmd_help(struct cli *cli, int argc, char **argv)
+{
+	usage(stdout);
+	return EXIT_OK;
+}
+
+int cli_load_conf(const struct cli *cli, struct conf **out)
+{
+	struct conf_load_opts opts = {.hostname = cli->hostname};
+	const char *path = cli->config;
+	struct diag *d;
+	int rc;
+
+	if (!path)
+		path = getenv("TANDEM_CONFIG");
+	if (!path || !*path)
+		path = access(DEFAULT_CONFIG, F_OK) == 0 || access(DRBD_CONFIG, F_OK) != 0
+			       ? DEFAULT_CONFIG
+			       : DRBD_CONFIG;
+	if (diag_new(&d) < 0) {
+		fprintf(stderr, "tandemadm: out of memory\n");
+		return EXIT_NOMEM;
+	}
+	rc = conf_load(path, &opts, d, out);
+	diag_print(d, stderr);
+	if (rc < 0 && rc != -EINVAL && diag_total(d) == 0)
+		fprintf(stderr, "tandemadm: cannot load %s: %s\n", path, strerror(-rc));
+	if (rc < 0 && diag_count(d, DIAG_ERR) > 0)
+		fprintf(stderr, "tandemadm: %s: %u error%s; nothing was changed\n", path,
+			diag_count(d, DIAG_ERR), diag_count(d, DIAG_ERR) == 1 ? "" : "s");
+	diag_free(d);
+	if (rc == -ENOMEM)
+		return EXIT_NOMEM;
+	return rc < 0 ? EXIT_CONFIG : EXIT_OK;
+}
+
+const struct conf_res *cli_local_res(const struct cli *cli, const struct conf *c,
+				     const char *name, int *exit_code)
+{
+	const struct conf_res *r = conf_find_res(c, name);
+
+	*exit_code = EXIT_CONFIG;
+	if (!r) {
+		fprintf(stderr, "tandemadm: '%s' is not defined in %s; 'tandemadm sh-resources' "
+				"lists the resources of this node\n",
+			name, conf_file(c));
+		return NULL;
+	}
+	if (!r->me) {
+		fprintf(stderr, "tandemadm: resource %s has no host section for this node ('%s'); "
+				"check the 'on' names, or use --node NAME\n",
+			name, conf_hostname(c));
+		return NULL;
+	}
+	*exit_code = EXIT_OK;
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'}, {"node", required_argument, NULL, 'n'},
+		{"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cli cli = {0};
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+c:n:Vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cli.config = optarg;
+			break;
+		case 'n':
+			cli.hostname = optarg;
+			break;
+		case 'V':
+			printf("tandemadm %s\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "tandemadm: run 'tandemadm --help' for the options\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cli.verb = argv[optind];
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(cmds[i].name, cli.verb) == 0) {
+			optind++;
+			return cmds[i].fn(&cli, argc - optind + 1, argv + optind - 1);
+		}
+	}
+	fprintf(stderr, "tandemadm: unknown command '%s'; run 'tandemadm help' for the list\n",
+		cli.verb);
+	return EXIT_USAGE;
+}

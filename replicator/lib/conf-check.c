@@ -1,0 +1,351 @@
+/*
+ * conf-check: semantic rules over a parsed configuration.
+ *
+ * DRBD's own parse-time rules plus those DRBD leaves to its kernel module,
+ * so that a bad config is refused when it is loaded, with its position,
+ * and not when a resource is brought up. One table, one function a rule.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf-int.h"
+
+#define ERR(c, loc, kw, ...) diag_add((c)->diag, DIAG_ERR, loc, kw, __VA_ARGS__)
+#define WARN(c, loc, kw, ...) diag_add((c)->diag, DIAG_WARN, loc, kw, __VA_ARGS__)
+
+/* Effective value and the place to blame for it. */
+static const struct conf_val *eff(const struct conf *c, const struct conf_res *r,
+				  enum conf_sect s, const char *name)
+{
+	return conf_res_get(c, r, s, name);
+}
+
+static const char *protocol_of(const struct conf *c, const struct conf_res *r)
+{
+	return conf_res_text(c, r, CONF_SECT_NET, "protocol");
+}
+
+static void check_res_name(struct conf *c, struct conf_res *r)
+{
+	const char *s;
+
+	if (r->name[0] == '.' || r->name[0] == '-')
+		goto bad;
+	for (s = r->name; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-:=@%",
+			    *s))
+			goto bad;
+	return;
+bad:
+	ERR(c, &r->loc, "resource",
+	    "resource name '%s' may only use letters, digits and _.+-:=@%% and must not start "
+	    "with '.' or '-' (it names files and Pacemaker parameters)",
+	    r->name);
+}
+
+static void check_hosts(struct conf *c, struct conf_res *r)
+{
+	struct conf_host *h, *o;
+	struct conf_vol *v;
+	unsigned int n = 0, i;
+
+	for (h = r->hosts; h; h = h->next) {
+		n++;
+		if (!h->addr.af)
+			ERR(c, &h->loc, h->floating ? "floating" : "on",
+			    "resource %s, host section %s: missing 'address'", r->name,
+			    h->floating ? "floating" : h->names[0]);
+		if (!h->vols)
+			ERR(c, &h->loc, h->floating ? "floating" : "on",
+			    "resource %s, host section %s: no volume; add device, disk and "
+			    "meta-disk",
+			    r->name, h->floating ? "floating" : h->names[0]);
+		for (v = h->vols; v; v = v->next) {
+			const char *who = h->floating ? h->addr.ip : h->names[0];
+
+			if (v->minor < 0)
+				ERR(c, &v->loc, "device",
+				    "resource %s, on %s, volume %u: missing 'device'", r->name, who,
+				    v->vnr);
+			if (!v->disk)
+				ERR(c, &v->loc, "disk",
+				    "resource %s, on %s, volume %u: missing 'disk'", r->name, who,
+				    v->vnr);
+			if (v->md == CONF_MD_UNSET)
+				ERR(c, &v->loc, "meta-disk",
+				    "resource %s, on %s, volume %u: missing 'meta-disk' (usually "
+				    "'meta-disk internal;')",
+				    r->name, who, v->vnr);
+		}
+		for (o = h->next; o; o = o->next)
+			for (i = 0; i < h->n_names; i++)
+				if (conf_host_has_name(o, h->names[i]))
+					ERR(c, &o->loc, "on",
+					    "resource %s: host %s has two host sections (first at "
+					    "%s:%d)",
+					    r->name, h->names[i], h->loc.file, h->loc.line);
+	}
+	if (n != 2)
+		ERR(c, &r->loc, "resource",
+		    "resource %s has %u host section%s; a two-node resource needs exactly two "
+		    "'on' (or 'floating') sections",
+		    r->name, n, n == 1 ? "" : "s");
+}
+
+/* One thing that must be unique per node: a minor, a device, an address. */
+struct uniq {
+	const char *host; /* a host name, or "floating IP" */
+	const char *what;
+	char value[160];
+	const char *res;
+	struct diag_loc loc;
+};
+
+static void uniq_add(struct uniq **u, size_t *n, size_t *cap, const struct uniq *e)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		struct uniq *nu = realloc(*u, nc * sizeof(*nu));
+
+		if (!nu)
+			return;
+		*u = nu;
+		*cap = nc;
+	}
+	(*u)[(*n)++] = *e;
+}
+
+static void check_unique(struct conf *c)
+{
+	struct uniq *u = NULL, e;
+	size_t n = 0, cap = 0, i, j;
+	struct conf_res *r;
+	struct conf_host *h;
+	struct conf_vol *v;
+	unsigned int k;
+
+	for (r = c->res_head; r; r = r->next) {
+		for (h = r->hosts; h; h = h->next) {
+			for (k = 0; k < (h->floating ? 1 : h->n_names); k++) {
+				e.host = h->floating ? h->addr.ip : h->names[k];
+				e.res = r->name;
+				if (!e.host)
+					continue;
+				if (h->addr.af) {
+					e.what = "address";
+					e.loc = h->addr.loc;
+					snprintf(e.value, sizeof(e.value), "%s:%u", h->addr.ip,
+						 h->addr.port);
+					uniq_add(&u, &n, &cap, &e);
+				}
+				for (v = h->vols; v; v = v->next) {
+					e.loc = v->loc;
+					if (v->minor >= 0) {
+						e.what = "minor";
+						snprintf(e.value, sizeof(e.value), "%d", v->minor);
+						uniq_add(&u, &n, &cap, &e);
+					}
+					if (v->device) {
+						e.what = "device";
+						snprintf(e.value, sizeof(e.value), "%s", v->device);
+						uniq_add(&u, &n, &cap, &e);
+					}
+				}
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++) {
+			if (strcmp(u[i].what, u[j].what) || strcmp(u[i].host, u[j].host) ||
+			    strcmp(u[i].value, u[j].value))
+				continue;
+			ERR(c, &u[i].loc, u[i].what,
+			    "%s %s is used twice on host %s (resource %s here, resource %s at %s:%d); "
+			    "each must be unique per host",
+			    u[i].what, u[i].value, u[i].host, u[i].res, u[j].res, u[j].loc.file,
+			    u[j].loc.line);
+			break;
+		}
+	}
+	/* The two ends of one resource cannot share an endpoint either. */
+	for (r = c->res_head; r; r = r->next) {
+		struct conf_host *a = r->hosts, *b = a ? a->next : NULL;
+
+		if (a && b && a->addr.af && b->addr.af && !strcmp(a->addr.ip, b->addr.ip) &&
+		    a->addr.port == b->addr.port)
+			ERR(c, &b->addr.loc, "address",
+			    "resource %s: both host sections use %s:%u; each node needs its own "
+			    "endpoint",
+			    r->name, b->addr.ip, b->addr.port);
+	}
+	free(u);
+}
+
+static void check_protocol(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *v;
+	const char *proto = protocol_of(c, r);
+
+	v = eff(c, r, CONF_SECT_DISK, "fencing");
+	if (v && !strcmp(v->text, "resource-and-stonith") && !strcmp(proto, "A"))
+		ERR(c, &v->loc, "fencing",
+		    "resource %s: fencing resource-and-stonith needs protocol B or C (protocol A "
+		    "can lose acknowledged writes); change one of them",
+		    r->name);
+	v = eff(c, r, CONF_SECT_NET, "allow-two-primaries");
+	if (v && v->v.yes && strcmp(proto, "C"))
+		ERR(c, &v->loc, "allow-two-primaries",
+		    "resource %s: allow-two-primaries needs protocol C (it is %s)", r->name, proto);
+	v = eff(c, r, CONF_SECT_NET, "on-congestion");
+	if (v && strcmp(v->text, "block") && strcmp(proto, "A"))
+		ERR(c, &v->loc, "on-congestion",
+		    "resource %s: on-congestion %s needs protocol A (it is %s)", r->name, v->text,
+		    proto);
+}
+
+static void check_asb(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *v = eff(c, r, CONF_SECT_NET, "after-sb-0pri");
+	const struct conf_host *h;
+	const char *name;
+
+	if (!v || v->v.idx != CONF_ASB_DISCARD_NODE)
+		return;
+	name = v->text + strlen("discard-node-");
+	for (h = r->hosts; h; h = h->next)
+		if (conf_host_has_name(h, name))
+			return;
+	ERR(c, &v->loc, "after-sb-0pri",
+	    "resource %s: discard-node-%s names no host of this resource; use one of its 'on' "
+	    "names",
+	    r->name, name);
+}
+
+static void check_timeouts(struct conf *c, struct conf_res *r)
+{
+	uint64_t timeout = conf_res_num(c, r, CONF_SECT_NET, "timeout");
+	uint64_t cint = conf_res_num(c, r, CONF_SECT_NET, "connect-int");
+	uint64_t pint = conf_res_num(c, r, CONF_SECT_NET, "ping-int");
+	const struct conf_val *v = eff(c, r, CONF_SECT_NET, "timeout");
+	const struct diag_loc *loc = v ? &v->loc : &r->loc;
+
+	if (timeout >= cint * 10)
+		ERR(c, loc, "timeout",
+		    "resource %s: timeout (%llu.%llu s) must be below connect-int (%llu s)",
+		    r->name, (unsigned long long)timeout / 10, (unsigned long long)timeout % 10,
+		    (unsigned long long)cint);
+	if (timeout >= pint * 10)
+		ERR(c, loc, "timeout",
+		    "resource %s: timeout (%llu.%llu s) must be below ping-int (%llu s)", r->name,
+		    (unsigned long long)timeout / 10, (unsigned long long)timeout % 10,
+		    (unsigned long long)pint);
+}
+
+static void check_resync_after(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *v = eff(c, r, CONF_SECT_DISK, "resync-after");
+	const struct conf_res *t = r;
+	unsigned int steps = 0;
+
+	if (!v)
+		return;
+	if (!strcmp(v->text, "-1") || !strcmp(v->text, "none"))
+		return;
+	if (!strcmp(v->text, r->name)) {
+		ERR(c, &v->loc, "resync-after", "resource %s cannot resync after itself", r->name);
+		return;
+	}
+	if (!conf_find_res(c, v->text)) {
+		ERR(c, &v->loc, "resync-after",
+		    "resource %s: resync-after names '%s', which is not a resource of this "
+		    "configuration",
+		    r->name, v->text);
+		return;
+	}
+	while (t && (v = eff(c, t, CONF_SECT_DISK, "resync-after")) && steps++ < 1000) {
+		t = conf_find_res(c, v->text);
+		if (t == r) {
+			ERR(c, &eff(c, r, CONF_SECT_DISK, "resync-after")->loc, "resync-after",
+			    "resource %s: the resync-after chain loops back to this resource",
+			    r->name);
+			return;
+		}
+	}
+}
+
+static void check_startup(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *v = eff(c, r, CONF_SECT_STARTUP, "become-primary-on");
+	const struct conf_host *h;
+
+	if (!v)
+		return;
+	if (!strcmp(v->text, "both")) {
+		if (!conf_res_bool(c, r, CONF_SECT_NET, "allow-two-primaries"))
+			ERR(c, &v->loc, "become-primary-on",
+			    "resource %s: become-primary-on both needs net { allow-two-primaries; }",
+			    r->name);
+		return;
+	}
+	for (h = r->hosts; h; h = h->next)
+		if (conf_host_has_name(h, v->text))
+			return;
+	ERR(c, &v->loc, "become-primary-on",
+	    "resource %s: '%s' is not a host of this resource (use one of its 'on' names, or "
+	    "both)",
+	    r->name, v->text);
+}
+
+static void check_auth(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *alg = eff(c, r, CONF_SECT_NET, "cram-hmac-alg");
+	const struct conf_val *sec = eff(c, r, CONF_SECT_NET, "shared-secret");
+
+	if (alg && !strcmp(alg->text, "crc32c"))
+		ERR(c, &alg->loc, "cram-hmac-alg",
+		    "resource %s: crc32c is a checksum, not a hash for HMAC; use sha256 or sha1",
+		    r->name);
+	else if (alg && !sec)
+		WARN(c, &alg->loc, "cram-hmac-alg",
+		     "resource %s: cram-hmac-alg without shared-secret authenticates with an empty "
+		     "secret; set net { shared-secret \"...\"; }",
+		     r->name);
+	if (sec && !alg)
+		WARN(c, &sec->loc, "shared-secret",
+		     "resource %s: shared-secret has no effect without cram-hmac-alg", r->name);
+}
+
+static void check_misc(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *v = eff(c, r, CONF_SECT_DISK, "al-extents");
+
+	if (v && v->v.num > 6433)
+		WARN(c, &v->loc, "al-extents",
+		     "resource %s: %llu is above 6433, the most the default 32 KiB activity-log "
+		     "ring can hold; 6433 is used",
+		     r->name, (unsigned long long)v->v.num);
+	v = eff(c, r, CONF_SECT_NET, "discard-my-data");
+	if (v)
+		WARN(c, &v->loc, "discard-my-data",
+		     "resource %s: in the configuration it applies to every connect; prefer the "
+		     "one-shot 'tandemadm connect --discard-my-data %s'",
+		     r->name, r->name);
+}
+
+static void (*const res_rules[])(struct conf *, struct conf_res *) = {
+	check_res_name, check_hosts,	    check_protocol, check_asb,  check_timeouts,
+	check_resync_after, check_startup, check_auth,	   check_misc,
+};
+
+void conf_check(struct conf *c)
+{
+	struct conf_res *r;
+	size_t i;
+
+	for (r = c->res_head; r; r = r->next)
+		for (i = 0; i < sizeof(res_rules) / sizeof(res_rules[0]); i++)
+			res_rules[i](c, r);
+	check_unique(c);
+}

@@ -1,0 +1,727 @@
+/*
+ * conf-parse: recursive-descent parser for the DRBD 8.4 configuration
+ * grammar (with 8.3 and pre-8.0 spellings), building struct conf.
+ *
+ * Errors are collected, not fatal: after a bad statement the parser skips
+ * to the end of that statement (or block) and goes on, so that one run
+ * reports every problem of a file.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf-int.h"
+#include "conf-lex.h"
+
+void conf_list_append(struct conf_optlist *l, struct conf_val *v)
+{
+	v->next = NULL;
+	if (l->tail)
+		l->tail->next = v;
+	else
+		l->head = v;
+	l->tail = v;
+}
+
+void *conf_parse_alloc(struct conf_parser *p, size_t size)
+{
+	return arena_alloc(p->c->arena, size);
+}
+
+/* Skip the rest of a statement: up to ';' or a whole { } block; stop
+ * before a '}' that closes the enclosing block. */
+void conf_parse_skip(struct conf_parser *p)
+{
+	struct conf_tok t;
+	int depth = 0;
+
+	for (;;) {
+		conf_lex_peek(p->lx, &t);
+		if (t.type == CONF_TOK_EOF)
+			return;
+		if (t.type == CONF_TOK_RBRACE && depth == 0)
+			return;
+		conf_lex_next(p->lx, &t);
+		if (t.type == CONF_TOK_LBRACE) {
+			depth++;
+		} else if (t.type == CONF_TOK_RBRACE) {
+			if (--depth == 0) {
+				/* a block statement ends with its '}' (and an optional ';') */
+				conf_lex_peek(p->lx, &t);
+				if (t.type == CONF_TOK_SEMI)
+					conf_lex_next(p->lx, &t);
+				return;
+			}
+		} else if (t.type == CONF_TOK_SEMI && depth == 0) {
+			return;
+		}
+	}
+}
+
+bool conf_parse_expect(struct conf_parser *p, int type, const char *ctx)
+{
+	struct conf_tok t;
+
+	conf_lex_peek(p->lx, &t);
+	if ((int)t.type == type) {
+		conf_lex_next(p->lx, &t);
+		return true;
+	}
+	CONF_ERR(p, &t.loc, ctx, "expected %s but found %s%s%s%s", conf_tok_type_name((enum conf_tok_type)type),
+	    conf_tok_type_name(t.type), t.type == CONF_TOK_WORD ? " '" : "",
+	    t.type == CONF_TOK_WORD ? t.text : "", t.type == CONF_TOK_WORD ? "'" : "");
+	return false;
+}
+
+/*
+ * Read the value words of a statement up to its ';'. Returns the number
+ * of values (up to max), or -1 after a syntax error (already reported and
+ * skipped).
+ */
+int conf_parse_values(struct conf_parser *p, const struct conf_tok *kw, struct conf_tok *vals, int max)
+{
+	struct conf_tok t;
+	int n = 0;
+
+	for (;;) {
+		conf_lex_peek(p->lx, &t);
+		if (t.type == CONF_TOK_SEMI) {
+			conf_lex_next(p->lx, &t);
+			return n;
+		}
+		if (t.type == CONF_TOK_WORD || t.type == CONF_TOK_STRING) {
+			conf_lex_next(p->lx, &t);
+			if (n < max)
+				vals[n] = t;
+			n++;
+			continue;
+		}
+		if (t.type == CONF_TOK_LBRACE)
+			CONF_ERR(p, &t.loc, kw->text, "unexpected '{': '%s' is not a section here",
+			    kw->text);
+		else
+			CONF_ERR(p, &t.loc, kw->text, "missing ';' after '%s'", kw->text);
+		conf_parse_skip(p);
+		return -1;
+	}
+}
+
+static const char *sect_spelling(int lsect)
+{
+	if (lsect == CONF_LSECT_SYNCER)
+		return "syncer";
+	if (lsect == CONF_LSECT_RESOURCE)
+		return "resource";
+	return conf_sect_name((enum conf_sect)lsect);
+}
+
+static void add_value(struct conf_parser *p, struct conf_optlist *list, const struct conf_opt *o,
+		      const char *text, const struct diag_loc *loc, const struct diag_loc *vloc)
+{
+	const struct conf_val *old = conf_list_find(list, o->name);
+	struct conf_val *v;
+	char err[512];
+
+	if (old) {
+		CONF_ERR(p, loc, o->name, "set twice in the same %s section (first set at %s:%d); "
+				     "remove one of them",
+		    conf_sect_name(o->sect), old->loc.file, old->loc.line);
+		return;
+	}
+	v = conf_parse_alloc(p, sizeof(*v));
+	if (!v)
+		return;
+	if (conf_opt_parse(o, text, &v->v, err, sizeof(err)) < 0) {
+		CONF_ERR(p, vloc, o->name, "%s", err);
+		return;
+	}
+	v->opt = o;
+	v->text = text;
+	v->loc = *loc;
+	conf_list_append(list, v);
+}
+
+/*
+ * One `keyword [value];` statement of an option section. lists[] maps a
+ * section to the list that receives its options (NULL: not allowed here).
+ */
+static void parse_option(struct conf_parser *p, int lsect, struct conf_optlist *const *lists,
+			 const struct conf_tok *kw)
+{
+	const struct conf_legacy *lg = conf_legacy_find(lsect, kw->text);
+	const struct conf_opt *o = NULL;
+	struct conf_tok vals[2];
+	const char *text;
+	int n;
+
+	n = conf_parse_values(p, kw, vals, 2);
+	if (n < 0)
+		return;
+	if (lg) {
+		const char *val = n > 0 ? vals[0].text : "...";
+
+		switch (lg->kind) {
+		case CONF_LEGACY_IGNORED:
+		case CONF_LEGACY_OBSOLETE:
+			CONF_WARN(p, &kw->loc, kw->text, "%s", lg->advice);
+			return;
+		case CONF_LEGACY_NEGATE:
+			if (n != 0) {
+				CONF_ERR(p, &vals[0].loc, kw->text, "takes no value");
+				return;
+			}
+			CONF_WARN(p, &kw->loc, kw->text,
+				  "'%s;' is DRBD 8.3 syntax; write '%s no;' instead", kw->text,
+				  lg->new_name);
+			o = conf_opt_find(lg->new_sect, lg->new_name);
+			if (lists[o->sect])
+				add_value(p, lists[o->sect], o, "no", &kw->loc, &kw->loc);
+			return;
+		case CONF_LEGACY_MOVE:
+			o = conf_opt_find(lg->new_sect, lg->new_name);
+			if (lg->new_sect == (enum conf_sect)lsect)
+				CONF_WARN(p, &kw->loc, kw->text,
+					  "'%s' is the old name of '%s'; write '%s %s;' instead",
+					  kw->text, lg->new_name, lg->new_name, val);
+			else if (lsect == CONF_LSECT_RESOURCE)
+				CONF_WARN(p, &kw->loc, kw->text,
+					  "'%s %s;' directly in a resource or common section is DRBD "
+					  "8.3 syntax; write '%s { %s %s; }' instead",
+					  kw->text, val, conf_sect_name(lg->new_sect), lg->new_name, val);
+			else
+				CONF_WARN(p, &kw->loc, kw->text,
+					  "'%s { %s %s; }' is DRBD 8.3 syntax; write '%s { %s %s; }' "
+					  "instead",
+					  sect_spelling(lsect), kw->text, val,
+					  conf_sect_name(lg->new_sect), lg->new_name, val);
+			break;
+		}
+	} else if (lsect < CONF_SECT_COUNT) {
+		o = conf_opt_find((enum conf_sect)lsect, kw->text);
+	}
+	if (!o) {
+		CONF_ERR(p, &kw->loc, kw->text, "unknown option in the %s section%s",
+		    sect_spelling(lsect),
+		    lsect == CONF_LSECT_SYNCER ? " (8.3 syncer options are mapped; this one is not "
+						 "one of them)"
+						: "; see tandem.conf(5) for the valid ones");
+		return;
+	}
+	if (!lists[o->sect]) {
+		CONF_ERR(p, &kw->loc, kw->text, "a %s option is not allowed here",
+		    conf_sect_name(o->sect));
+		return;
+	}
+	if (n > 1) {
+		CONF_ERR(p, &vals[1].loc, kw->text, "takes one value, %d given (quote it if it "
+					       "contains blanks)",
+		    n);
+		return;
+	}
+	if (n == 0) {
+		if (o->type == CONF_T_BOOL || o->type == CONF_T_FLAG) {
+			text = "yes";
+		} else {
+			CONF_ERR(p, &kw->loc, kw->text, "needs a value");
+			return;
+		}
+	} else {
+		if (o->type == CONF_T_FLAG) {
+			CONF_ERR(p, &vals[0].loc, kw->text, "is a flag and takes no value");
+			return;
+		}
+		text = vals[0].text;
+	}
+	if (strcmp(o->name, "on-io-error") == 0 && strcmp(text, "panic") == 0) {
+		CONF_WARN(p, &vals[0].loc, kw->text,
+		     "'panic' is DRBD 0.7 syntax; tandem uses 'detach'. To stop the node on "
+		     "I/O errors, use call-local-io-error with a local-io-error handler");
+		text = "detach";
+	}
+	add_value(p, lists[o->sect], o, text, &kw->loc, n ? &vals[0].loc : &kw->loc);
+}
+
+/* `{ option; ... }` after the section keyword. */
+void conf_parse_option_block(struct conf_parser *p, int lsect, struct conf_optlist *const *lists,
+			       const struct conf_tok *sect_kw)
+{
+	struct conf_tok t;
+
+	if (!conf_parse_expect(p, CONF_TOK_LBRACE, sect_kw->text)) {
+		conf_parse_skip(p);
+		return;
+	}
+	for (;;) {
+		conf_lex_next(p->lx, &t);
+		if (t.type == CONF_TOK_RBRACE)
+			break;
+		if (t.type == CONF_TOK_EOF) {
+			CONF_ERR(p, &sect_kw->loc, sect_kw->text,
+			    "section is not closed: a '}' is missing before the end of the file");
+			return;
+		}
+		if (t.type != CONF_TOK_WORD) {
+			CONF_ERR(p, &t.loc, sect_kw->text, "expected an option name but found %s",
+			    conf_tok_type_name(t.type));
+			if (t.type != CONF_TOK_SEMI)
+				conf_parse_skip(p);
+			continue;
+		}
+		if (strcmp(t.text, "skip") == 0) {
+			conf_parse_skip(p);
+			continue;
+		}
+		parse_option(p, lsect, lists, &t);
+	}
+	conf_lex_peek(p->lx, &t);
+	if (t.type == CONF_TOK_SEMI)
+		conf_lex_next(p->lx, &t);
+}
+
+bool conf_parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* ---------------------------------------------------------------- resources */
+
+static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
+{
+	struct conf_optlist *lists[CONF_SECT_COUNT];
+	struct conf_tok name, t;
+	struct conf_res *r, *o;
+	struct conf_volset vs;
+	int i;
+
+	conf_lex_next(p->lx, &name);
+	if (name.type != CONF_TOK_WORD) {
+		CONF_ERR(p, &name.loc, "resource", "expected a resource name after 'resource'");
+		conf_parse_skip(p);
+		return;
+	}
+	r = conf_parse_alloc(p, sizeof(*r));
+	if (!r)
+		return;
+	r->name = name.text;
+	r->loc = kw->loc;
+	for (i = 0; i < CONF_SECT_COUNT; i++)
+		lists[i] = i == CONF_SECT_GLOBAL ? NULL : &r->opts[i];
+	vs.head = (struct conf_vol **)conf_parse_alloc(p, sizeof(*vs.head));
+	vs.what = "this resource";
+	if (!vs.head)
+		return;
+	if (!conf_parse_expect(p, CONF_TOK_LBRACE, "resource")) {
+		conf_parse_skip(p);
+		return;
+	}
+	for (;;) {
+		conf_lex_next(p->lx, &t);
+		if (t.type == CONF_TOK_RBRACE)
+			break;
+		if (t.type == CONF_TOK_EOF) {
+			CONF_ERR(p, &kw->loc, "resource",
+			    "resource %s is not closed: a '}' is missing before the end of the file",
+			    r->name);
+			break;
+		}
+		if (t.type != CONF_TOK_WORD) {
+			CONF_ERR(p, &t.loc, "resource", "expected a statement but found %s",
+			    conf_tok_type_name(t.type));
+			if (t.type != CONF_TOK_SEMI)
+				conf_parse_skip(p);
+			continue;
+		}
+		if (strcmp(t.text, "on") == 0) {
+			conf_parse_vol_on(p, r, &t);
+		} else if (strcmp(t.text, "floating") == 0) {
+			conf_parse_vol_floating(p, r, &t);
+		} else if (strcmp(t.text, "volume") == 0) {
+			conf_parse_vol_volume(p, &vs, &t);
+		} else if (!strcmp(t.text, "net") || !strcmp(t.text, "startup") ||
+			   !strcmp(t.text, "handlers") || !strcmp(t.text, "options")) {
+			enum conf_sect s = !strcmp(t.text, "net")       ? CONF_SECT_NET
+					   : !strcmp(t.text, "startup") ? CONF_SECT_STARTUP
+					   : !strcmp(t.text, "handlers") ? CONF_SECT_HANDLERS
+									 : CONF_SECT_OPTIONS;
+
+			conf_parse_option_block(p, s, lists, &t);
+		} else if (strcmp(t.text, "disk") == 0) {
+			struct conf_tok nx;
+
+			conf_lex_peek(p->lx, &nx);
+			if (nx.type == CONF_TOK_LBRACE) {
+				conf_parse_option_block(p, CONF_SECT_DISK, lists, &t);
+			} else {
+				struct conf_vol *v = conf_parse_vol_implicit(p, &vs, &t);
+
+				if (v)
+					conf_parse_vol_disk_path(p, v, &t);
+				else
+					conf_parse_skip(p);
+			}
+		} else if (strcmp(t.text, "syncer") == 0) {
+			CONF_WARN(p, &t.loc, "syncer",
+			     "the syncer section is DRBD 8.3 syntax; its options are mapped to "
+			     "the disk, net and options sections (see each warning below)");
+			conf_parse_option_block(p, CONF_LSECT_SYNCER, lists, &t);
+		} else if (!strcmp(t.text, "device") || !strcmp(t.text, "meta-disk") ||
+			   !strcmp(t.text, "flexible-meta-disk")) {
+			struct conf_vol *v = conf_parse_vol_implicit(p, &vs, &t);
+
+			if (v)
+				conf_parse_vol_stmt(p, v, &t);
+			else
+				conf_parse_skip(p);
+		} else if (!strcmp(t.text, "protocol") || !strcmp(t.text, "incon-degr-cmd")) {
+			parse_option(p, CONF_LSECT_RESOURCE, lists, &t);
+		} else if (strcmp(t.text, "skip") == 0) {
+			conf_parse_skip(p);
+		} else if (strcmp(t.text, "ignore-on") == 0) {
+			CONF_WARN(p, &t.loc, "ignore-on",
+			     "is deprecated and ignored; remove the host from the resource instead");
+			conf_parse_skip(p);
+		} else if (strcmp(t.text, "proxy") == 0) {
+			CONF_WARN(p, &t.loc, "proxy",
+			     "DRBD Proxy is not supported by tandem; section ignored");
+			conf_parse_skip(p);
+		} else if (strcmp(t.text, "stacked-on-top-of") == 0) {
+			CONF_ERR(p, &t.loc, "stacked-on-top-of",
+			    "stacked resources are not supported by tandem; replicate the lower "
+			    "resource only, or use a separate two-node resource");
+			conf_parse_skip(p);
+		} else {
+			CONF_ERR(p, &t.loc, t.text, "unknown statement in resource %s", r->name);
+			conf_parse_skip(p);
+		}
+	}
+	conf_lex_peek(p->lx, &t);
+	if (t.type == CONF_TOK_SEMI)
+		conf_lex_next(p->lx, &t);
+
+	/* Expand resource-level volumes into every host section, as drbdadm does. */
+	for (struct conf_host *h = r->hosts; h; h = h->next) {
+		for (struct conf_vol *rv = *vs.head; rv; rv = rv->next) {
+			struct conf_vol *hv = conf_parse_vol_find(h->vols, rv->vnr);
+
+			if (hv && hv->implicit != rv->implicit) {
+				CONF_ERR(p, &hv->loc, "volume",
+				    "volume %u is written with a volume section in one place and "
+				    "without in another; use one form",
+				    rv->vnr);
+				continue;
+			}
+			if (!hv) {
+				hv = conf_parse_vol_new(p, rv->vnr, rv->implicit, &rv->loc);
+				if (!hv)
+					return;
+				conf_parse_vol_append(&h->vols, hv);
+			}
+			if (!hv->device && hv->minor < 0) {
+				hv->device = rv->device;
+				hv->minor = rv->minor;
+			}
+			if (!hv->disk)
+				hv->disk = rv->disk;
+			if (hv->md == CONF_MD_UNSET) {
+				hv->md = rv->md;
+				hv->md_dev = rv->md_dev;
+				hv->md_index = rv->md_index;
+			}
+			if (!hv->disk_opts.head)
+				hv->disk_opts = rv->disk_opts;
+		}
+	}
+	for (o = p->c->res_head; o; o = o->next) {
+		if (strcmp(o->name, r->name) == 0) {
+			CONF_ERR(p, &kw->loc, "resource",
+			    "resource %s is defined twice (first at %s:%d); rename or remove one",
+			    r->name, o->loc.file, o->loc.line);
+			return;
+		}
+	}
+	if (p->c->res_tail)
+		p->c->res_tail->next = r;
+	else
+		p->c->res_head = r;
+	p->c->res_tail = r;
+}
+
+/* ---------------------------------------------------------------- top level */
+
+static void parse_common(struct conf_parser *p, const struct conf_tok *kw)
+{
+	struct conf_optlist *lists[CONF_SECT_COUNT];
+	struct conf_tok t;
+	int i;
+
+	for (i = 0; i < CONF_SECT_COUNT; i++)
+		lists[i] = i == CONF_SECT_GLOBAL ? NULL : &p->c->common[i];
+	if (!conf_parse_expect(p, CONF_TOK_LBRACE, "common")) {
+		conf_parse_skip(p);
+		return;
+	}
+	for (;;) {
+		conf_lex_next(p->lx, &t);
+		if (t.type == CONF_TOK_RBRACE)
+			break;
+		if (t.type == CONF_TOK_EOF) {
+			CONF_ERR(p, &kw->loc, "common", "section is not closed: a '}' is missing");
+			return;
+		}
+		if (t.type != CONF_TOK_WORD) {
+			CONF_ERR(p, &t.loc, "common", "expected a section but found %s",
+			    conf_tok_type_name(t.type));
+			if (t.type != CONF_TOK_SEMI)
+				conf_parse_skip(p);
+			continue;
+		}
+		if (!strcmp(t.text, "net"))
+			conf_parse_option_block(p, CONF_SECT_NET, lists, &t);
+		else if (!strcmp(t.text, "disk"))
+			conf_parse_option_block(p, CONF_SECT_DISK, lists, &t);
+		else if (!strcmp(t.text, "startup"))
+			conf_parse_option_block(p, CONF_SECT_STARTUP, lists, &t);
+		else if (!strcmp(t.text, "handlers"))
+			conf_parse_option_block(p, CONF_SECT_HANDLERS, lists, &t);
+		else if (!strcmp(t.text, "options"))
+			conf_parse_option_block(p, CONF_SECT_OPTIONS, lists, &t);
+		else if (!strcmp(t.text, "syncer")) {
+			CONF_WARN(p, &t.loc, "syncer",
+			     "the syncer section is DRBD 8.3 syntax; its options are mapped to "
+			     "the disk, net and options sections (see each warning below)");
+			conf_parse_option_block(p, CONF_LSECT_SYNCER, lists, &t);
+		} else if (!strcmp(t.text, "protocol"))
+			parse_option(p, CONF_LSECT_RESOURCE, lists, &t);
+		else if (!strcmp(t.text, "skip"))
+			conf_parse_skip(p);
+		else if (!strcmp(t.text, "on") || !strcmp(t.text, "floating") ||
+			 !strcmp(t.text, "volume") || !strcmp(t.text, "device")) {
+			CONF_ERR(p, &t.loc, t.text,
+			    "not allowed in common; host and volume sections belong in a resource");
+			conf_parse_skip(p);
+		} else {
+			CONF_ERR(p, &t.loc, t.text, "unknown section in common");
+			conf_parse_skip(p);
+		}
+	}
+}
+
+static void parse_global(struct conf_parser *p, const struct conf_tok *kw)
+{
+	struct conf_optlist *lists[CONF_SECT_COUNT] = {0};
+
+	lists[CONF_SECT_GLOBAL] = &p->c->global;
+	conf_parse_option_block(p, CONF_SECT_GLOBAL, lists, kw);
+}
+
+static void parse_include(struct conf_parser *p, const struct conf_tok *kw)
+{
+	struct conf_tok w[2];
+	char *pattern, *dir, *slash;
+	glob_t g;
+	int n, rc;
+	size_t i;
+
+	n = conf_parse_values(p, kw, w, 2);
+	if (n < 0)
+		return;
+	if (n != 1) {
+		CONF_ERR(p, &kw->loc, "include", "expected 'include \"PATTERN\";'");
+		return;
+	}
+	if (w[0].text[0] == '/') {
+		pattern = arena_strdup(p->c->arena, w[0].text);
+	} else {
+		dir = arena_strdup(p->c->arena, p->file);
+		if (!dir)
+			return;
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			dir = ".";
+		pattern = arena_printf(p->c->arena, "%s/%s", dir, w[0].text);
+	}
+	if (!pattern)
+		return;
+	rc = glob(pattern, GLOB_ERR, NULL, &g);
+	if (rc == GLOB_NOMATCH) {
+		if (!strpbrk(w[0].text, "*?["))
+			CONF_ERR(p, &w[0].loc, "include", "cannot read '%s': no such file", pattern);
+		return;
+	}
+	if (rc != 0) {
+		CONF_ERR(p, &w[0].loc, "include", "cannot expand '%s': %s", pattern,
+		    rc == GLOB_NOSPACE ? "out of memory" : "read error");
+		return;
+	}
+	for (i = 0; i < g.gl_pathc; i++)
+		conf_parse_file(p->c, g.gl_pathv[i], &w[0].loc);
+	globfree(&g);
+}
+
+static void parse_top(struct conf_parser *p)
+{
+	struct conf_tok t;
+
+	for (;;) {
+		conf_lex_next(p->lx, &t);
+		if (t.type == CONF_TOK_EOF)
+			return;
+		if (t.type != CONF_TOK_WORD) {
+			CONF_ERR(p, &t.loc, NULL, "expected global, common, resource, include or skip, "
+					     "but found %s",
+			    conf_tok_type_name(t.type));
+			if (t.type != CONF_TOK_SEMI && t.type != CONF_TOK_RBRACE)
+				conf_parse_skip(p);
+			continue;
+		}
+		if (strcmp(t.text, "resource") == 0)
+			parse_resource(p, &t);
+		else if (strcmp(t.text, "common") == 0)
+			parse_common(p, &t);
+		else if (strcmp(t.text, "global") == 0)
+			parse_global(p, &t);
+		else if (strcmp(t.text, "include") == 0)
+			parse_include(p, &t);
+		else if (strcmp(t.text, "skip") == 0)
+			conf_parse_skip(p);
+		else {
+			CONF_ERR(p, &t.loc, t.text, "unknown top-level keyword; expected global, common, "
+					       "resource, include or skip");
+			conf_parse_skip(p);
+		}
+	}
+}
+
+int conf_parse_buf(struct conf *c, const char *name, const char *buf, size_t len)
+{
+	struct conf_parser p = {c, NULL, name};
+	int rc;
+
+	rc = conf_lex_new(c->arena, c->diag, name, buf, len, &p.lx);
+	if (rc < 0)
+		return rc;
+	parse_top(&p);
+	conf_lex_free(p.lx);
+	return 0;
+}
+
+static int read_all(const char *path, char **out, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t n = 0;
+	ssize_t r;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+		close(fd);
+		return err;
+	}
+	buf = malloc(CONF_FILE_SIZE_MAX + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((r = read(fd, buf + n, CONF_FILE_SIZE_MAX + 1 - n)) > 0) {
+		n += (size_t)r;
+		if (n > CONF_FILE_SIZE_MAX)
+			break;
+	}
+	err = r < 0 ? -errno : 0;
+	close(fd);
+	if (!err && n > CONF_FILE_SIZE_MAX)
+		err = -EFBIG;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *from)
+{
+	char real[PATH_MAX];
+	const char *name;
+	char *buf = NULL;
+	size_t len = 0;
+	unsigned int i;
+	int rc;
+
+	if (!realpath(path, real)) {
+		rc = -errno;
+		diag_add(c->diag, DIAG_ERR, from, from ? "include" : NULL, "cannot read '%s': %s",
+			 path, strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < c->depth; i++) {
+		if (strcmp(c->stack[i], real) == 0) {
+			diag_add(c->diag, DIAG_ERR, from, "include",
+				 "include cycle: '%s' includes itself (through %u file%s); remove "
+				 "one of the includes",
+				 path, c->depth - i, c->depth - i == 1 ? "" : "s");
+			return -ELOOP;
+		}
+	}
+	for (i = 0; i < c->n_seen; i++)
+		if (strcmp(c->seen[i], real) == 0)
+			return 0; /* each file is read at most once */
+	if (c->depth >= CONF_INCLUDE_DEPTH_MAX) {
+		diag_add(c->diag, DIAG_ERR, from, "include",
+			 "includes nested deeper than %d levels at '%s'", CONF_INCLUDE_DEPTH_MAX,
+			 path);
+		return -ELOOP;
+	}
+	if (c->n_seen == c->cap_seen) {
+		unsigned int cap = c->cap_seen ? 2 * c->cap_seen : 16;
+		const char **n = arena_alloc(c->arena, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		if (c->n_seen)
+			memcpy(n, c->seen, c->n_seen * sizeof(*n));
+		c->seen = n;
+		c->cap_seen = cap;
+	}
+	c->seen[c->n_seen] = arena_strdup(c->arena, real);
+	if (!c->seen[c->n_seen])
+		return -ENOMEM;
+	c->n_seen++;
+	rc = read_all(path, &buf, &len);
+	if (rc < 0) {
+		diag_add(c->diag, DIAG_ERR, from, from ? "include" : NULL, "cannot read '%s': %s",
+			 path, rc == -EFBIG ? "file larger than 16 MiB" : strerror(-rc));
+		return rc;
+	}
+	name = arena_strdup(c->arena, path);
+	c->stack[c->depth++] = c->seen[c->n_seen - 1];
+	rc = name ? conf_parse_buf(c, name, buf, len) : -ENOMEM;
+	c->depth--;
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,75 @@
+/*
+ * gen-conf-man: print the OPTIONS part of tandem.conf(5) in POD, from the
+ * option table (conf-opt.c), so that the man page cannot drift from it.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "conf-opt.h"
+
+static void print_enum(const char *const *e)
+{
+	int i;
+
+	for (i = 0; e[i]; i++)
+		printf("%sC<%s>", i ? ", " : "", e[i]);
+}
+
+int main(void)
+{
+	enum conf_sect s;
+	size_t i;
+
+	for (s = CONF_SECT_GLOBAL; s < CONF_SECT_COUNT; s++) {
+		printf("=head2 %s { }\n\n=over 4\n\n", conf_sect_name(s));
+		for (i = 0; i < conf_opts_count; i++) {
+			const struct conf_opt *o = &conf_opts[i];
+
+			if (o->sect != s)
+				continue;
+			printf("=item B<%s>", o->name);
+			switch (o->type) {
+			case CONF_T_NUM:
+				printf(" I<number>");
+				break;
+			case CONF_T_BOOL:
+				printf(" [B<yes>|B<no>]");
+				break;
+			case CONF_T_FLAG:
+				break;
+			case CONF_T_HANDLER:
+				printf(" I<\"command\">");
+				break;
+			default:
+				printf(" I<%s>", conf_type_name(o->type));
+				break;
+			}
+			printf("\n\n%s\n\n", o->help);
+			printf("Type: %s", conf_type_name(o->type));
+			if (o->type == CONF_T_NUM) {
+				printf("; range %llu..%llu", (unsigned long long)o->min,
+				       (unsigned long long)o->max);
+				if (o->unit != CONF_U_NONE)
+					printf(" %s (suffixes K, M, G and s convert)",
+					       conf_unit_name(o->unit));
+			}
+			if (o->type == CONF_T_ENUM) {
+				printf("; one of ");
+				print_enum(o->enums);
+				if (o->flags & CONF_OPT_ASB)
+					printf(", C<discard-node-NAME>");
+			}
+			if (o->type == CONF_T_HASH) {
+				printf("; one of ");
+				print_enum(conf_hash_names);
+			}
+			if (o->def)
+				printf("; default C<%s>", o->def);
+			printf(".\n\n");
+		}
+		printf("=back\n\n");
+	}
+	return 0;
+}
