@@ -53,6 +53,8 @@ static void check_hosts(struct conf *c, struct conf_res *r)
 
 	for (h = r->hosts; h; h = h->next) {
 		n++;
+		if (h->damaged || r->damaged)
+			continue;
 		if (!h->addr.af)
 			ERR(c, &h->loc, h->floating ? "floating" : "on",
 			    "resource %s, host section %s: missing 'address'", r->name,
@@ -87,7 +89,7 @@ static void check_hosts(struct conf *c, struct conf_res *r)
 					    "%s:%d)",
 					    r->name, h->names[i], h->loc.file, h->loc.line);
 	}
-	if (n != 2)
+	if (n != 2 && !r->damaged)
 		ERR(c, &r->loc, "resource",
 		    "resource %s has %u host section%s; a two-node resource needs exactly two "
 		    "'on' (or 'floating') sections",

@@ -416,10 +416,19 @@ int conf_opt_parse(const struct conf_opt *o, const char *text, struct conf_value
 		if (rc < 0)
 			return rc;
 		if (out->num < o->min || out->num > o->max) {
-			snprintf(err, errlen, "%s => %llu is out of range [%llu..%llu]%s%s", text,
-				 (unsigned long long)out->num, (unsigned long long)o->min,
-				 (unsigned long long)o->max, o->unit != CONF_U_NONE ? " " : "",
-				 conf_unit_name(o->unit));
+			char shown[64];
+
+			snprintf(shown, sizeof(shown), "%llu", (unsigned long long)out->num);
+			if (strcmp(shown, text) == 0)
+				snprintf(err, errlen, "%s is out of range %llu..%llu%s%s%s", text,
+					 (unsigned long long)o->min, (unsigned long long)o->max,
+					 o->unit != CONF_U_NONE ? " (in " : "", conf_unit_name(o->unit),
+					 o->unit != CONF_U_NONE ? ")" : "");
+			else
+				snprintf(err, errlen, "%s = %s, out of range %llu..%llu%s%s%s", text,
+					 shown, (unsigned long long)o->min, (unsigned long long)o->max,
+					 o->unit != CONF_U_NONE ? " (in " : "", conf_unit_name(o->unit),
+					 o->unit != CONF_U_NONE ? ")" : "");
 			return -ERANGE;
 		}
 		return 0;

@@ -42,12 +42,14 @@ struct conf_vol *conf_parse_vol_find(struct conf_vol *head, unsigned int vnr)
 	return NULL;
 }
 
-/* The minor of a /dev/drbdN name, or -1. */
+/* The minor of a /dev/drbdN (or tandem's /dev/nbdN) name, or -1. */
 static int minor_of_name(const char *dev)
 {
 	unsigned long m;
 
 	if (strncmp(dev, "/dev/drbd", 9) == 0 && conf_parse_uint(dev + 9, (1ul << 20) - 1, &m))
+		return (int)m;
+	if (strncmp(dev, "/dev/nbd", 8) == 0 && conf_parse_uint(dev + 8, (1ul << 20) - 1, &m))
 		return (int)m;
 	return -1;
 }
@@ -370,6 +372,13 @@ static void parse_address(struct conf_parser *p, struct conf_host *h, const stru
 
 	if (n < 0)
 		return;
+	if (n >= 2 && strcmp(w[0].text, "ipv4") && strcmp(w[0].text, "ipv6") &&
+	    strcmp(w[0].text, "ssocks") && strcmp(w[0].text, "sci") && strcmp(w[0].text, "sdp")) {
+		CONF_ERR(p, &w[1].loc, "address",
+			 "unexpected '%s' after the address; is a ';' missing after '%s'?",
+			 w[1].text, w[0].text);
+		return;
+	}
 	if (n < 1 || n > 2) {
 		CONF_ERR(p, &kw->loc, "address", "expected 'address [ipv4|ipv6] ADDRESS:PORT;'");
 		return;
@@ -388,6 +397,7 @@ static void parse_host_body(struct conf_parser *p, struct conf_host *h, const st
 {
 	struct conf_tok t;
 	struct conf_volset vs = {&h->vols, NULL};
+	unsigned int errors = diag_count(p->c->diag, DIAG_ERR);
 
 	vs.what = h->floating ? "this floating section" : "this host section";
 	if (!conf_parse_expect(p, CONF_TOK_LBRACE, kw->text)) {
@@ -400,6 +410,7 @@ static void parse_host_body(struct conf_parser *p, struct conf_host *h, const st
 			break;
 		if (t.type == CONF_TOK_EOF) {
 			CONF_ERR(p, &kw->loc, kw->text, "section is not closed: a '}' is missing");
+			h->damaged = true;
 			return;
 		}
 		if (t.type != CONF_TOK_WORD) {
@@ -434,6 +445,7 @@ static void parse_host_body(struct conf_parser *p, struct conf_host *h, const st
 			conf_parse_skip(p);
 		}
 	}
+	h->damaged = diag_count(p->c->diag, DIAG_ERR) != errors;
 	conf_lex_peek(p->lx, &t);
 	if (t.type == CONF_TOK_SEMI)
 		conf_lex_next(p->lx, &t);

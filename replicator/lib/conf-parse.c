@@ -221,9 +221,10 @@ static void parse_option(struct conf_parser *p, int lsect, struct conf_optlist *
 		return;
 	}
 	if (n > 1) {
-		CONF_ERR(p, &vals[1].loc, kw->text, "takes one value, %d given (quote it if it "
-					       "contains blanks)",
-		    n);
+		CONF_ERR(p, &vals[1].loc, kw->text,
+			 "takes one value, %d given; is a ';' missing after '%s'? (quote a value "
+			 "that contains blanks)",
+			 n, vals[0].text);
 		return;
 	}
 	if (n == 0) {
@@ -309,6 +310,7 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 	struct conf_tok name, t;
 	struct conf_res *r, *o;
 	struct conf_volset vs;
+	unsigned int errors;
 	int i;
 
 	conf_lex_next(p->lx, &name);
@@ -322,6 +324,7 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 		return;
 	r->name = name.text;
 	r->loc = kw->loc;
+	errors = diag_count(p->c->diag, DIAG_ERR);
 	for (i = 0; i < CONF_SECT_COUNT; i++)
 		lists[i] = i == CONF_SECT_GLOBAL ? NULL : &r->opts[i];
 	vs.head = (struct conf_vol **)conf_parse_alloc(p, sizeof(*vs.head));
@@ -416,6 +419,7 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 	if (t.type == CONF_TOK_SEMI)
 		conf_lex_next(p->lx, &t);
 
+	r->damaged = diag_count(p->c->diag, DIAG_ERR) != errors;
 	/* Expand resource-level volumes into every host section, as drbdadm does. */
 	for (struct conf_host *h = r->hosts; h; h = h->next) {
 		for (struct conf_vol *rv = *vs.head; rv; rv = rv->next) {

@@ -57,7 +57,9 @@ void conf_free(struct conf *c)
 
 static int conf_finish(struct conf *c, int rc, struct conf **out)
 {
-	if (rc == 0 && diag_count(c->diag, DIAG_ERR) == 0) {
+	/* The semantic rules run even after syntax errors, so that one run
+	 * reports every problem; they cope with half-parsed sections. */
+	if (rc == 0) {
 		conf_resolve(c);
 		conf_check(c);
 	}

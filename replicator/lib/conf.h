@@ -69,6 +69,7 @@ struct conf_host {
 	struct conf_addr addr;
 	struct conf_vol *vols;
 	struct diag_loc loc;
+	bool damaged; /* had syntax errors: skip "missing ..." checks */
 	struct conf_host *next;
 };
 
@@ -79,6 +80,7 @@ struct conf_res {
 	struct conf_optlist opts[CONF_SECT_COUNT]; /* [CONF_SECT_GLOBAL] unused */
 	const struct conf_host *me;   /* this node's section; NULL = not on this node */
 	const struct conf_host *peer; /* the other section */
+	bool damaged;                 /* had syntax errors */
 	struct conf_res *next;
 };
 

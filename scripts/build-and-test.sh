@@ -1,0 +1,49 @@
+#!/bin/sh
+# Build tandem from this checkout and run every test: make check (unit,
+# golden corpus, drbdadm comparison, man pages), a short fuzz run under
+# ASan/UBSan, and make distcheck. Ends with one line:
+#   tests: N passed, N failed, N skipped
+# Environment: BUILD_DIR (default ./build), FUZZ_SECONDS (default 60).
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build}
+jobs=$(nproc 2>/dev/null || echo 2)
+rc=0
+
+cd "$top"
+if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+	autoreconf -fi
+fi
+mkdir -p "$build"
+cd "$build"
+"$top/configure" -q --enable-werror --enable-sanitizers
+make -s -j"$jobs"
+
+echo "== make check"
+make -j"$jobs" check || rc=$?
+
+if [ "$rc" -eq 0 ]; then
+	echo "== fuzz (${FUZZ_SECONDS:-60} s)"
+	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" || rc=$?
+fi
+if [ "$rc" -eq 0 ]; then
+	echo "== make distcheck"
+	make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror || rc=$?
+fi
+
+# Print the logs of failed tests, then the summary line.
+for log in $(find . -name '*.trs' -path '*/tests/*' ! -path './tandem-*' | sort); do
+	if grep -q '^:test-result: FAIL\|^:test-result: ERROR' "$log"; then
+		echo "---- ${log%.trs}.log"
+		cat "${log%.trs}.log"
+	fi
+done
+set -- $(find . -name '*.trs' -path '*/tests/*' ! -path './tandem-*' -exec cat {} + |
+	awk '/^:test-result: PASS/ {p++} /^:test-result: XFAIL/ {p++}
+	     /^:test-result: (FAIL|ERROR|XPASS)/ {f++} /^:test-result: SKIP/ {s++}
+	     END {print p+0, f+0, s+0}')
+[ "$2" -eq 0 ] || [ "$rc" -ne 0 ] || rc=1
+[ "$1" -gt 0 ] || [ "$rc" -ne 0 ] || { echo "no test ran" >&2; rc=1; }
+echo "tests: $1 passed, $2 failed, $3 skipped"
+exit "$rc"
