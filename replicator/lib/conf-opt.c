@@ -206,7 +206,7 @@ const struct conf_opt conf_opts[] = {
 };
 const size_t conf_opts_count = sizeof(conf_opts) / sizeof(conf_opts[0]);
 
-static const struct conf_legacy legacy[] = {
+const struct conf_legacy conf_legacies[] = {
 	{CONF_LSECT_SYNCER, "rate", CONF_LEGACY_MOVE, D, "resync-rate", NULL},
 	{CONF_LSECT_SYNCER, "after", CONF_LEGACY_MOVE, D, "resync-after", NULL},
 	{CONF_LSECT_SYNCER, "al-extents", CONF_LEGACY_MOVE, D, "al-extents", NULL},
@@ -250,13 +250,15 @@ static const struct conf_legacy legacy[] = {
 	 "handlers { pri-on-incon-degr \"...\"; } instead"},
 };
 
+const size_t conf_legacies_count = sizeof(conf_legacies) / sizeof(conf_legacies[0]);
+
 const struct conf_legacy *conf_legacy_find(int sect, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
-		if (legacy[i].sect == sect && strcmp(legacy[i].name, name) == 0)
-			return &legacy[i];
+	for (i = 0; i < conf_legacies_count; i++)
+		if (conf_legacies[i].sect == sect && strcmp(conf_legacies[i].name, name) == 0)
+			return &conf_legacies[i];
 	return NULL;
 }
 

@@ -114,6 +114,9 @@ struct conf_legacy {
 	const char *advice;
 };
 
+extern const struct conf_legacy conf_legacies[];
+extern const size_t conf_legacies_count;
+
 const struct conf_legacy *conf_legacy_find(int sect, const char *name);
 
 #endif

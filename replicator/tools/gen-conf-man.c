@@ -17,6 +17,50 @@ static void print_enum(const char *const *e)
 		printf("%sC<%s>", i ? ", " : "", e[i]);
 }
 
+static const char *lsect(int s)
+{
+	if (s == CONF_LSECT_SYNCER)
+		return "syncer";
+	if (s == CONF_LSECT_RESOURCE)
+		return "resource";
+	return conf_sect_name((enum conf_sect)s);
+}
+
+/* The legacy spellings, from the same table the parser applies. */
+static void print_legacy(void)
+{
+	size_t i;
+
+	printf("=head1 LEGACY SYNTAX\n\n"
+	       "These DRBD 8.3 and older spellings are accepted, each with a warning that "
+	       "names its modern form; B<dump> prints the modern form.\n\n=over 4\n\n");
+	for (i = 0; i < conf_legacies_count; i++) {
+		const struct conf_legacy *l = &conf_legacies[i];
+
+		printf("=item C<%s { %s }>\n\n", lsect(l->sect), l->name);
+		switch (l->kind) {
+		case CONF_LEGACY_MOVE:
+			printf("Becomes C<%s { %s }>.\n\n", conf_sect_name(l->new_sect),
+			       l->new_name);
+			break;
+		case CONF_LEGACY_NEGATE:
+			printf("Becomes C<%s { %s no; }>.\n\n", conf_sect_name(l->new_sect),
+			       l->new_name);
+			break;
+		case CONF_LEGACY_IGNORED:
+		case CONF_LEGACY_OBSOLETE:
+			printf("It %s.\n\n", l->advice);
+			break;
+		}
+	}
+	printf("=item C<disk { on-io-error panic; }>\n\n"
+	       "DRBD 0.7's value; taken as C<detach>. Use C<call-local-io-error> with a "
+	       "B<local-io-error> handler to stop the node.\n\n"
+	       "=item C<flexible-meta-disk DEV;>\n\nBecomes C<meta-disk DEV;>.\n\n"
+	       "=item C<syncer { ... }>\n\n"
+	       "The section itself; its options are mapped as listed above.\n\n=back\n\n");
+}
+
 int main(void)
 {
 	enum conf_sect s;
@@ -71,5 +115,6 @@ int main(void)
 		}
 		printf("=back\n\n");
 	}
+	print_legacy();
 	return 0;
 }
