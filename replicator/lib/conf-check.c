@@ -138,8 +138,9 @@ static void check_unique(struct conf *c)
 				if (h->addr.af) {
 					e.what = "address";
 					e.loc = h->addr.loc;
-					snprintf(e.value, sizeof(e.value), "%s:%u", h->addr.ip,
-						 h->addr.port);
+					snprintf(e.value, sizeof(e.value),
+						 strchr(h->addr.ip, ':') ? "[%s]:%u" : "%s:%u",
+						 h->addr.ip, h->addr.port);
 					uniq_add(&u, &n, &cap, &e);
 				}
 				for (v = h->vols; v; v = v->next) {
@@ -178,8 +179,11 @@ static void check_unique(struct conf *c)
 		if (a && b && a->addr.af && b->addr.af && !strcmp(a->addr.ip, b->addr.ip) &&
 		    a->addr.port == b->addr.port)
 			ERR(c, &b->addr.loc, "address",
-			    "resource %s: both host sections use %s:%u; each node needs its own "
-			    "endpoint",
+			    strchr(b->addr.ip, ':')
+				    ? "resource %s: both host sections use [%s]:%u; each node needs "
+				      "its own endpoint"
+				    : "resource %s: both host sections use %s:%u; each node needs its "
+				      "own endpoint",
 			    r->name, b->addr.ip, b->addr.port);
 	}
 	free(u);

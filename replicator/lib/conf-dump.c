@@ -14,31 +14,12 @@
 
 #define INDENT 4
 
-/* Values made only of these characters are printed bare, others quoted. */
-static bool is_clean(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!strchr("%+-./0123456789:=@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
-			    *s))
-			return false;
-	return true;
-}
-
 static void print_value(FILE *f, const char *v)
 {
-	if (is_clean(v)) {
-		fprintf(f, "%3s", v);
-		return;
-	}
-	fputc('"', f);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			fputc('\\', f);
-		fputc(*v, f);
-	}
-	fputc('"', f);
+	char buf[1100];
+
+	conf_opt_format_value(v, buf, sizeof(buf));
+	fprintf(f, "%3s", buf);
 }
 
 /* "keyword value;" with the value in column 25, as drbdadm aligns it. */
@@ -61,13 +42,27 @@ static void print_kv_raw(FILE *f, int level, const char *kw, const char *value)
 
 static void print_optlist(FILE *f, int level, const char *name, const struct conf_optlist *l)
 {
-	const struct conf_val *v;
+	const struct conf_val *v, *bpo = NULL, *st = NULL;
+	bool startup = strcmp(name, "startup") == 0;
 
 	if (!l->head)
 		return;
 	fprintf(f, "%*s%s {\n", level * INDENT, "", name);
-	for (v = l->head; v; v = v->next)
-		print_kv(f, level + 1, v->opt->name, v->text);
+	for (v = l->head; v; v = v->next) {
+		/* drbdadm prints these two last in startup */
+		if (startup && !strcmp(v->opt->name, "become-primary-on"))
+			bpo = v;
+		else if (startup && !strcmp(v->opt->name, "stacked-timeouts"))
+			st = v;
+		else if (v->opt->type == CONF_T_FLAG)
+			fprintf(f, "%*s%s;\n", (level + 1) * INDENT, "", v->opt->name);
+		else
+			print_kv(f, level + 1, v->opt->name, v->text);
+	}
+	if (st && st->v.yes)
+		fprintf(f, "%*s%s;\n", (level + 1) * INDENT, "", st->opt->name);
+	if (bpo)
+		print_kv(f, level + 1, bpo->opt->name, bpo->text);
 	fprintf(f, "%*s}\n", level * INDENT, "");
 }
 
@@ -171,15 +166,25 @@ int conf_dump(const struct conf *c, const char *const *res, unsigned int n_res, 
 	if (check_selection(c, res, n_res) < 0)
 		return -ENOENT;
 	if (n_res == 0) {
+		size_t i;
+
 		fprintf(f, "# %s\n", c->file);
-		fputs("global {\n", f);
-		for (v = c->global.head; v; v = v->next) {
-			if (v->opt->type == CONF_T_BOOL && v->v.yes)
-				fprintf(f, "%*s%s;\n", INDENT, "", v->opt->name);
-			else if (v->opt->type != CONF_T_BOOL)
-				fprintf(f, "%*s%s %s;\n", INDENT, "", v->opt->name, v->text);
+		if (c->global.head) {
+			/* drbdadm's fixed order: the table's */
+			fputs("global {\n", f);
+			for (i = 0; i < conf_opts_count; i++) {
+				if (conf_opts[i].sect != CONF_SECT_GLOBAL)
+					continue;
+				v = conf_list_find(&c->global, conf_opts[i].name);
+				if (!v || (v->opt->type == CONF_T_BOOL && !v->v.yes))
+					continue;
+				if (v->opt->type == CONF_T_BOOL)
+					fprintf(f, "%*s%s;\n", INDENT, "", v->opt->name);
+				else
+					fprintf(f, "%*s%s %s;\n", INDENT, "", v->opt->name, v->text);
+			}
+			fputs("}\n\n", f);
 		}
-		fputs("}\n\n", f);
 		for (s = CONF_SECT_OPTIONS; s < CONF_SECT_COUNT; s++)
 			any_common |= c->common[s].head != NULL;
 		if (any_common) {

@@ -17,6 +17,7 @@ struct conf {
 	const char *hostname;
 	bool no_ip_check;
 	struct conf_optlist global;
+	struct diag_loc global_seen;
 	struct conf_optlist common[CONF_SECT_COUNT];
 	struct conf_res *res_head;
 	struct conf_res *res_tail;

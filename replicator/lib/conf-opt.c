@@ -43,11 +43,11 @@ const struct conf_opt conf_opts[] = {
 	     "Accepted for compatibility; tandem never reports usage anywhere."),
 	BOOL("udev-always-use-vnr", G, "no",
 	     "Name the /dev/tandem/RES links with the volume number even for one volume."),
-	NUM("cmd-timeout-short", G, CONF_U_SECONDS, "5", 0, 86400,
+	NUM("cmd-timeout-short", G, CONF_U_SECONDS, "5", 0, 900,
 	    "Timeout of short tandemadm requests to the daemon; 0 waits forever."),
-	NUM("cmd-timeout-medium", G, CONF_U_SECONDS, "121", 0, 86400,
+	NUM("cmd-timeout-medium", G, CONF_U_SECONDS, "121", 0, 900,
 	    "Timeout of medium tandemadm requests (wait-connect and the like)."),
-	NUM("cmd-timeout-long", G, CONF_U_SECONDS, "600", 0, 86400,
+	NUM("cmd-timeout-long", G, CONF_U_SECONDS, "600", 0, 900,
 	    "Timeout of long tandemadm requests (resize, create-md)."),
 
 	{"cpu-mask", O, CONF_T_HEX, CONF_U_NONE, "0", 0, 0, NULL, 0,
@@ -260,6 +260,33 @@ const struct conf_legacy *conf_legacy_find(int sect, const char *name)
 		if (conf_legacies[i].sect == sect && strcmp(conf_legacies[i].name, name) == 0)
 			return &conf_legacies[i];
 	return NULL;
+}
+
+void conf_opt_format_value(const char *v, char *buf, size_t len)
+{
+	size_t n = 0, i;
+	bool clean = *v && strlen(v) <= 80;
+
+	for (i = 0; clean && v[i]; i++)
+		clean = strchr("/._-", v[i]) || (v[i] >= 'a' && v[i] <= 'z') ||
+			(v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9');
+	if (clean) {
+		snprintf(buf, len, "%s", v);
+		return;
+	}
+	if (len < 3) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	buf[n++] = '"';
+	for (i = 0; v[i] && n + 3 < len; i++) {
+		if (v[i] == '"' || v[i] == '\\')
+			buf[n++] = '\\';
+		buf[n++] = v[i];
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
 }
 
 const struct conf_opt *conf_opt_find(enum conf_sect sect, const char *name)

@@ -86,6 +86,10 @@ extern const char *const conf_hash_names[];
 int conf_opt_parse(const struct conf_opt *o, const char *text, struct conf_value *out, char *err,
 		   size_t errlen);
 
+/* A value as drbdadm writes it: bare if it is made of [a-zA-Z0-9/._-] and
+ * at most 80 long, else double-quoted with \ and " escaped. */
+void conf_opt_format_value(const char *v, char *buf, size_t len);
+
 /* Convert "10M", "4000s", "512k" into `unit` the way DRBD does (round up). */
 int conf_opt_parse_num(const char *text, enum conf_unit unit, uint64_t *out, char *err,
 		       size_t errlen);

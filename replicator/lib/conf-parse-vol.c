@@ -148,12 +148,12 @@ static void parse_meta_disk(struct conf_parser *p, struct conf_vol *v, const str
 		CONF_ERR(p, &kw->loc, kw->text, "takes no [INDEX]; use 'meta-disk DEV[INDEX];'");
 		return;
 	}
-	*open = '\0';
 	i = (int)strlen(open + 1);
 	if (open == buf || i < 2 || open[i] != ']') {
 		CONF_ERR(p, &kw->loc, kw->text, "'%s' is not of the form DEV[INDEX]", buf);
 		return;
 	}
+	*open = '\0';
 	open[i] = '\0';
 	if (!conf_parse_uint(open + 1, 65535, &idx)) {
 		CONF_ERR(p, &kw->loc, kw->text, "index '%s' is not a number in 0..65535", open + 1);
@@ -468,7 +468,7 @@ void conf_parse_vol_on(struct conf_parser *p, struct conf_res *r, const struct c
 
 	for (;;) {
 		conf_lex_peek(p->lx, &t);
-		if (t.type != CONF_TOK_WORD)
+		if (t.type != CONF_TOK_WORD && t.type != CONF_TOK_STRING)
 			break;
 		conf_lex_next(p->lx, &t);
 		if (n < 64)
@@ -516,7 +516,12 @@ void conf_parse_vol_floating(struct conf_parser *p, struct conf_res *r, const st
 	h->floating = true;
 	h->loc = kw->loc;
 	parse_address_text(p, n == 2 ? w[0].text : NULL, w[n - 1].text, &w[n - 1].loc, &h->addr);
-	parse_host_body(p, h, kw);
+	/* `floating ADDR:PORT;` without a body: everything is inherited */
+	conf_lex_peek(p->lx, &t);
+	if (t.type == CONF_TOK_SEMI)
+		conf_lex_next(p->lx, &t);
+	else
+		parse_host_body(p, h, kw);
 	host_append(r, h);
 }
 

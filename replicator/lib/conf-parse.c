@@ -144,7 +144,8 @@ static void add_value(struct conf_parser *p, struct conf_optlist *list, const st
 		return;
 	}
 	v->opt = o;
-	v->text = text;
+	/* booleans are kept as yes/no: drbdadm reads no other spelling */
+	v->text = o->type == CONF_T_BOOL ? (v->v.yes ? "yes" : "no") : text;
 	v->loc = *loc;
 	conf_list_append(list, v);
 }
@@ -166,7 +167,13 @@ static void parse_option(struct conf_parser *p, int lsect, struct conf_optlist *
 	if (n < 0)
 		return;
 	if (lg) {
-		const char *val = n > 0 ? vals[0].text : "...";
+		char val[1100] = "";
+
+		/* " value" as it would be written, or nothing for a bare flag */
+		if (n > 0) {
+			val[0] = ' ';
+			conf_opt_format_value(vals[0].text, val + 1, sizeof(val) - 1);
+		}
 
 		switch (lg->kind) {
 		case CONF_LEGACY_IGNORED:
@@ -189,16 +196,16 @@ static void parse_option(struct conf_parser *p, int lsect, struct conf_optlist *
 			o = conf_opt_find(lg->new_sect, lg->new_name);
 			if (lg->new_sect == (enum conf_sect)lsect)
 				CONF_WARN(p, &kw->loc, kw->text,
-					  "'%s' is the old name of '%s'; write '%s %s;' instead",
+					  "'%s' is the old name of '%s'; write '%s%s;' instead",
 					  kw->text, lg->new_name, lg->new_name, val);
 			else if (lsect == CONF_LSECT_RESOURCE)
 				CONF_WARN(p, &kw->loc, kw->text,
-					  "'%s %s;' directly in a resource or common section is DRBD "
-					  "8.3 syntax; write '%s { %s %s; }' instead",
+					  "'%s%s;' directly in a resource or common section is DRBD "
+					  "8.3 syntax; write '%s { %s%s; }' instead",
 					  kw->text, val, conf_sect_name(lg->new_sect), lg->new_name, val);
 			else
 				CONF_WARN(p, &kw->loc, kw->text,
-					  "'%s { %s %s; }' is DRBD 8.3 syntax; write '%s { %s %s; }' "
+					  "'%s { %s%s; }' is DRBD 8.3 syntax; write '%s { %s%s; }' "
 					  "instead",
 					  sect_spelling(lsect), kw->text, val,
 					  conf_sect_name(lg->new_sect), lg->new_name, val);
@@ -208,6 +215,18 @@ static void parse_option(struct conf_parser *p, int lsect, struct conf_optlist *
 		o = conf_opt_find((enum conf_sect)lsect, kw->text);
 	}
 	if (!o) {
+		enum conf_sect other;
+
+		for (other = CONF_SECT_GLOBAL; other < CONF_SECT_COUNT; other++) {
+			if (other != (enum conf_sect)lsect && conf_opt_find(other, kw->text)) {
+				CONF_ERR(p, &kw->loc, kw->text,
+					 "is a %s option, not a %s one; move it into a %s { } "
+					 "section",
+					 conf_sect_name(other), sect_spelling(lsect),
+					 conf_sect_name(other));
+				return;
+			}
+		}
 		CONF_ERR(p, &kw->loc, kw->text, "unknown option in the %s section%s",
 		    sect_spelling(lsect),
 		    lsect == CONF_LSECT_SYNCER ? " (8.3 syncer options are mapped; this one is not "
@@ -304,17 +323,84 @@ bool conf_parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 /* ---------------------------------------------------------------- resources */
 
+/* Each section may appear once per container (drbdadm: "conflicting use
+ * of ... section"). Returns false, after an error, for a second one. */
+static bool first_use(struct conf_parser *p, struct diag_loc *seen, const struct conf_tok *kw,
+		      const char *where)
+{
+	if (seen->file) {
+		CONF_ERR(p, &kw->loc, kw->text,
+			 "the %s section is given twice in %s (first at %s:%d); merge them into "
+			 "one",
+			 kw->text, where, seen->file, seen->line);
+		conf_parse_skip(p);
+		return false;
+	}
+	*seen = kw->loc;
+	return true;
+}
+
+/* Slot of a section keyword in a `seen` array (SEEN_MAX slots). */
+#define SEEN_MAX 6
+static int seen_slot(const char *kw)
+{
+	static const char *const names[SEEN_MAX] = {"options", "net",      "disk",
+						    "startup", "handlers", "syncer"};
+	int i;
+
+	for (i = 0; i < SEEN_MAX; i++)
+		if (!strcmp(names[i], kw))
+			return i;
+	return 0;
+}
+
+/* Inherit the options of `from` that `into` does not set (copies). */
+static void merge_opts(struct conf_parser *p, struct conf_optlist *into,
+		       const struct conf_optlist *from)
+{
+	const struct conf_val *v;
+
+	for (v = from->head; v; v = v->next) {
+		struct conf_val *copy;
+
+		if (conf_list_find(into, v->opt->name))
+			continue;
+		copy = conf_parse_alloc(p, sizeof(*copy));
+		if (!copy)
+			return;
+		*copy = *v;
+		conf_list_append(into, copy);
+	}
+}
+
+/* drbdadm lists a host's volumes by number. */
+static void sort_vols(struct conf_vol **head)
+{
+	struct conf_vol *sorted = NULL, *v, **pp;
+
+	while ((v = *head)) {
+		*head = v->next;
+		for (pp = &sorted; *pp && (*pp)->vnr < v->vnr; pp = &(*pp)->next)
+			;
+		v->next = *pp;
+		*pp = v;
+	}
+	*head = sorted;
+}
+
 static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 {
 	struct conf_optlist *lists[CONF_SECT_COUNT];
 	struct conf_tok name, t;
 	struct conf_res *r, *o;
 	struct conf_volset vs;
+	struct diag_loc seen[SEEN_MAX] = {{0}};
+	char where[300];
 	unsigned int errors;
 	int i;
 
 	conf_lex_next(p->lx, &name);
-	if (name.type != CONF_TOK_WORD) {
+	if (name.type != CONF_TOK_WORD && name.type != CONF_TOK_STRING) {
 		CONF_ERR(p, &name.loc, "resource", "expected a resource name after 'resource'");
 		conf_parse_skip(p);
 		return;
@@ -324,6 +410,7 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 		return;
 	r->name = name.text;
 	r->loc = kw->loc;
+	snprintf(where, sizeof(where), "resource %s", r->name);
 	errors = diag_count(p->c->diag, DIAG_ERR);
 	for (i = 0; i < CONF_SECT_COUNT; i++)
 		lists[i] = i == CONF_SECT_GLOBAL ? NULL : &r->opts[i];
@@ -365,13 +452,15 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 					   : !strcmp(t.text, "handlers") ? CONF_SECT_HANDLERS
 									 : CONF_SECT_OPTIONS;
 
-			conf_parse_option_block(p, s, lists, &t);
+			if (first_use(p, &seen[seen_slot(t.text)], &t, where))
+				conf_parse_option_block(p, s, lists, &t);
 		} else if (strcmp(t.text, "disk") == 0) {
 			struct conf_tok nx;
 
 			conf_lex_peek(p->lx, &nx);
 			if (nx.type == CONF_TOK_LBRACE) {
-				conf_parse_option_block(p, CONF_SECT_DISK, lists, &t);
+				if (first_use(p, &seen[seen_slot(t.text)], &t, where))
+					conf_parse_option_block(p, CONF_SECT_DISK, lists, &t);
 			} else {
 				struct conf_vol *v = conf_parse_vol_implicit(p, &vs, &t);
 
@@ -384,7 +473,8 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 			CONF_WARN(p, &t.loc, "syncer",
 			     "the syncer section is DRBD 8.3 syntax; its options are mapped to "
 			     "the disk, net and options sections (see each warning below)");
-			conf_parse_option_block(p, CONF_LSECT_SYNCER, lists, &t);
+			if (first_use(p, &seen[seen_slot(t.text)], &t, where))
+				conf_parse_option_block(p, CONF_LSECT_SYNCER, lists, &t);
 		} else if (!strcmp(t.text, "device") || !strcmp(t.text, "meta-disk") ||
 			   !strcmp(t.text, "flexible-meta-disk")) {
 			struct conf_vol *v = conf_parse_vol_implicit(p, &vs, &t);
@@ -449,10 +539,11 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 				hv->md_dev = rv->md_dev;
 				hv->md_index = rv->md_index;
 			}
-			if (!hv->disk_opts.head)
-				hv->disk_opts = rv->disk_opts;
+			merge_opts(p, &hv->disk_opts, &rv->disk_opts);
 		}
 	}
+	for (struct conf_host *h = r->hosts; h; h = h->next)
+		sort_vols(&h->vols);
 	for (o = p->c->res_head; o; o = o->next) {
 		if (strcmp(o->name, r->name) == 0) {
 			CONF_ERR(p, &kw->loc, "resource",
@@ -474,6 +565,7 @@ static void parse_common(struct conf_parser *p, const struct conf_tok *kw)
 {
 	struct conf_optlist *lists[CONF_SECT_COUNT];
 	struct conf_tok t;
+	struct diag_loc seen[SEEN_MAX] = {{0}};
 	int i;
 
 	for (i = 0; i < CONF_SECT_COUNT; i++)
@@ -497,6 +589,11 @@ static void parse_common(struct conf_parser *p, const struct conf_tok *kw)
 				conf_parse_skip(p);
 			continue;
 		}
+		if ((!strcmp(t.text, "net") || !strcmp(t.text, "disk") ||
+		     !strcmp(t.text, "startup") || !strcmp(t.text, "handlers") ||
+		     !strcmp(t.text, "options") || !strcmp(t.text, "syncer")) &&
+		    !first_use(p, &seen[seen_slot(t.text)], &t, "common"))
+			continue;
 		if (!strcmp(t.text, "net"))
 			conf_parse_option_block(p, CONF_SECT_NET, lists, &t);
 		else if (!strcmp(t.text, "disk"))
@@ -533,6 +630,14 @@ static void parse_global(struct conf_parser *p, const struct conf_tok *kw)
 	struct conf_optlist *lists[CONF_SECT_COUNT] = {0};
 
 	lists[CONF_SECT_GLOBAL] = &p->c->global;
+	if (p->c->global_seen.file) {
+		CONF_ERR(p, &kw->loc, "global",
+			 "the global section is given twice (first at %s:%d); merge them into one",
+			 p->c->global_seen.file, p->c->global_seen.line);
+		conf_parse_skip(p);
+		return;
+	}
+	p->c->global_seen = kw->loc;
 	conf_parse_option_block(p, CONF_SECT_GLOBAL, lists, kw);
 }
 
@@ -566,7 +671,7 @@ static void parse_include(struct conf_parser *p, const struct conf_tok *kw)
 	}
 	if (!pattern)
 		return;
-	rc = glob(pattern, GLOB_ERR, NULL, &g);
+	rc = glob(pattern, 0, NULL, &g); /* unreadable directories match nothing */
 	if (rc == GLOB_NOMATCH) {
 		if (!strpbrk(w[0].text, "*?["))
 			CONF_ERR(p, &w[0].loc, "include", "cannot read '%s': no such file", pattern);
