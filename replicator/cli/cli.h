@@ -8,6 +8,7 @@
 enum {
 	EXIT_OK = 0,
 	EXIT_USAGE = 1,
+	EXIT_OUTDATE_INCONSISTENT = 5,
 	EXIT_CONFIG = 10,
 	EXIT_EXEC = 20,
 	EXIT_NOMEM = 30,
@@ -28,5 +29,8 @@ const struct conf_res *cli_local_res(const struct cli *cli, const struct conf *c
 /* cmd-conf.c */
 int cmd_dump(struct cli *cli, int argc, char **argv);
 int cmd_sh(struct cli *cli, int argc, char **argv);
+
+/* cmd-md.c */
+int cmd_md(struct cli *cli, int argc, char **argv);
 
 #endif

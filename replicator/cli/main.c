@@ -36,6 +36,17 @@ static const struct cmd cmds[] = {
 	{"sh-md-idx", cmd_sh, "RES", "meta-data index: internal, flexible or N"},
 	{"sh-minor", cmd_sh, "RES", "minor number of each volume"},
 	{"sh-ip", cmd_sh, "RES", "this node's replication address of RES"},
+	{"create-md", cmd_md, "[--force] RES[/VOL]...", "write new metadata (refuses to overwrite)"},
+	{"dump-md", cmd_md, "[--force] RES[/VOL]", "print the metadata as text (drbdmeta's format)"},
+	{"restore-md", cmd_md, "[--force] FILE RES[/VOL]", "write metadata from a dump-md text"},
+	{"apply-al", cmd_md, "RES[/VOL]...", "replay the activity log into the bitmap"},
+	{"get-gi", cmd_md, "RES[/VOL]...", "print the generation UUIDs and flags"},
+	{"show-gi", cmd_md, "RES[/VOL]...", "get-gi, explained"},
+	{"set-gi", cmd_md, "[--force] GI RES[/VOL]", "change UUIDs and flags (CUR:BM:H0:H1:c:u:p:C:f:o:cp)"},
+	{"dstate", cmd_md, "RES[/VOL]...", "disk state recorded in the metadata"},
+	{"outdate", cmd_md, "RES[/VOL]...", "mark the data Outdated (resource down)"},
+	{"wipe-md", cmd_md, "[--force] RES[/VOL]...", "destroy the metadata superblock"},
+	{"check-md", cmd_md, "RES[/VOL]...", "check superblock, sizes, activity log, bitmap"},
 	{"help", cmd_help, "", "this list"},
 };
 
@@ -52,7 +63,7 @@ static void usage(FILE *f)
 		   "commands:\n",
 		DEFAULT_CONFIG, DRBD_CONFIG);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-14s %-18s %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
+		fprintf(f, "  %-13s %-26s %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
 	fprintf(f, "\nSee tandemadm(8) and tandem.conf(5).\n");
 }
 

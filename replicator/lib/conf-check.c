@@ -100,13 +100,15 @@ static void check_hosts(struct conf *c, struct conf_res *r)
 struct uniq {
 	const char *host; /* a host name, or "floating IP" */
 	const char *what;
-	char value[160];
+	const char *value; /* in the conf's arena */
 	const char *res;
 	struct diag_loc loc;
 };
 
 static void uniq_add(struct uniq **u, size_t *n, size_t *cap, const struct uniq *e)
 {
+	if (!e->value)
+		return; /* out of memory: nothing to compare */
 	if (*n == *cap) {
 		size_t nc = *cap ? 2 * *cap : 64;
 		struct uniq *nu = realloc(*u, nc * sizeof(*nu));
@@ -138,21 +140,22 @@ static void check_unique(struct conf *c)
 				if (h->addr.af) {
 					e.what = "address";
 					e.loc = h->addr.loc;
-					snprintf(e.value, sizeof(e.value),
-						 strchr(h->addr.ip, ':') ? "[%s]:%u" : "%s:%u",
-						 h->addr.ip, h->addr.port);
+					e.value = arena_printf(c->arena,
+							       strchr(h->addr.ip, ':') ? "[%s]:%u"
+										: "%s:%u",
+							       h->addr.ip, h->addr.port);
 					uniq_add(&u, &n, &cap, &e);
 				}
 				for (v = h->vols; v; v = v->next) {
 					e.loc = v->loc;
 					if (v->minor >= 0) {
 						e.what = "minor";
-						snprintf(e.value, sizeof(e.value), "%d", v->minor);
+						e.value = arena_printf(c->arena, "%d", v->minor);
 						uniq_add(&u, &n, &cap, &e);
 					}
 					if (v->device) {
 						e.what = "device";
-						snprintf(e.value, sizeof(e.value), "%s", v->device);
+						e.value = v->device;
 						uniq_add(&u, &n, &cap, &e);
 					}
 				}

@@ -88,11 +88,12 @@ static void print_vol(FILE *f, int level, const struct conf_vol *v)
 		print_kv_raw(f, level, "meta-disk", "internal");
 		break;
 	case CONF_MD_FLEXIBLE:
-		print_kv(f, level, "meta-disk", v->md_dev);
-		break;
 	case CONF_MD_INDEXED:
-		snprintf(buf, sizeof(buf), "%s [%d]", v->md_dev, v->md_index);
-		print_kv_raw(f, level, "meta-disk", buf);
+		/* drbdadm prints an external meta-disk 16 wide at any depth */
+		conf_opt_format_value(v->md_dev, buf, sizeof(buf));
+		if (v->md == CONF_MD_INDEXED)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " [%d]", v->md_index);
+		fprintf(f, "%*s%-16s %s;\n", level * INDENT, "", "meta-disk", buf);
 		break;
 	case CONF_MD_UNSET:
 		break;

@@ -109,6 +109,12 @@ static void lex_string(struct conf_lex *lx, struct conf_tok *tok)
 		advance(lx);
 		if (c == '"')
 			break;
+		if (c == 0) {
+			struct diag_loc at = {lx->file, lx->line, lx->col - 1};
+
+			diag_add(lx->diag, DIAG_ERR, &at, NULL, "NUL byte inside a string");
+			continue;
+		}
 		if (c == '\\') {
 			c = cur(lx);
 			if (c < 0 || c == '\n')

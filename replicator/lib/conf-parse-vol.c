@@ -113,24 +113,41 @@ static void parse_device(struct conf_parser *p, struct conf_vol *v, const struct
 
 static void parse_meta_disk(struct conf_parser *p, struct conf_vol *v, const struct conf_tok *kw)
 {
-	char buf[CONF_LEX_WORD_MAX * 4 + 8] = "";
+	char buf[CONF_LEX_STRING_MAX * 2 + 8];
 	struct conf_tok w[4];
 	unsigned long idx;
+	size_t used;
 	char *open;
 	int n, i;
 
 	n = conf_parse_values(p, kw, w, 4);
 	if (n < 0)
 		return;
+	/* DEV, and after it at most an index written "[N]", "[ N ]" or the like */
+	if (n >= 1 && n <= 4 && n > 1 && w[1].text[0] != '[') {
+		CONF_ERR(p, &w[1].loc, kw->text,
+			 "unexpected '%s' after '%s'; expected 'internal', DEV or DEV[INDEX]",
+			 w[1].text, w[0].text);
+		return;
+	}
 	if (n < 1 || n > 4) {
 		CONF_ERR(p, &kw->loc, kw->text, "expected 'internal', DEV or DEV[INDEX]");
 		return;
 	}
 	if (strcmp(kw->text, "flexible-meta-disk") == 0)
-		CONF_WARN(p, &kw->loc, kw->text, "'flexible-meta-disk' is DRBD 8.3 syntax; write 'meta-disk %s;' instead",
-		     w[0].text);
-	for (i = 0; i < n; i++)
-		strcat(buf, w[i].text);
+		CONF_WARN(p, &kw->loc, kw->text,
+			  "'flexible-meta-disk' is DRBD 8.3 syntax; write 'meta-disk %s;' instead",
+			  w[0].text);
+	for (i = 0, used = 0; i < n; i++) {
+		size_t len = strlen(w[i].text);
+
+		if (used + len >= sizeof(buf)) {
+			CONF_ERR(p, &kw->loc, kw->text, "the value is too long");
+			return;
+		}
+		memcpy(buf + used, w[i].text, len + 1);
+		used += len;
+	}
 	if (strcmp(buf, "internal") == 0) {
 		v->md = CONF_MD_INTERNAL;
 		v->md_dev = NULL;

@@ -800,7 +800,7 @@ int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *fro
 	for (i = 0; i < c->n_seen; i++)
 		if (strcmp(c->seen[i], real) == 0)
 			return 0; /* each file is read at most once */
-	if (c->depth >= CONF_INCLUDE_DEPTH_MAX) {
+	if (c->depth > CONF_INCLUDE_DEPTH_MAX) { /* the top file plus 10 levels */
 		diag_add(c->diag, DIAG_ERR, from, "include",
 			 "includes nested deeper than %d levels at '%s'", CONF_INCLUDE_DEPTH_MAX,
 			 path);

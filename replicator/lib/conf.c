@@ -99,7 +99,10 @@ int conf_load_buf(const char *name, const char *buf, size_t len, const struct co
 	if (rc < 0)
 		return rc;
 	c->file = arena_strdup(c->arena, name);
+	/* count the buffer as the top file, as conf_load counts its file */
+	c->stack[c->depth++] = c->file;
 	rc = c->file ? conf_parse_buf(c, c->file, buf, len) : -ENOMEM;
+	c->depth--;
 	return conf_finish(c, rc, out);
 }
 

@@ -114,7 +114,8 @@ for conf in $cases_valid; do
 	rc=$?
 	if [ -n "$REGEN" ]; then
 		[ $rc -eq 0 ] || echo "# REGEN: $c: exit code $rc, expected 0; check it"
-XX
+		regen "$tmp/out" "$corpus/valid/$x.dump"
+		regen "$tmp/err" "$corpus/valid/$x.warn"
 	fi
 	: >"$tmp/diag"
 	ok=ok

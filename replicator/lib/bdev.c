@@ -1,0 +1,207 @@
+/*
+ * bdev: positioned I/O on a block device or regular file, with optional
+ * fault injection for tests.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bdev.h"
+
+struct bdev {
+	int fd;
+	char *path;
+	uint64_t size;
+	bool blockdev;
+	const struct bdev_faults *faults;
+};
+
+int bdev_open(const char *path, bool writable, struct bdev **out)
+{
+	struct bdev *b;
+	struct stat st;
+	int err;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->path = strdup(path);
+	if (!b->path) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (b->fd < 0 || fstat(b->fd, &st) < 0)
+		goto fail;
+	if (S_ISBLK(st.st_mode)) {
+		b->blockdev = true;
+		if (ioctl(b->fd, BLKGETSIZE64, &b->size) < 0)
+			goto fail;
+	} else if (S_ISREG(st.st_mode)) {
+		b->size = (uint64_t)st.st_size;
+	} else {
+		errno = ENODEV;
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	err = -errno;
+	if (b->fd >= 0)
+		close(b->fd);
+	free(b->path);
+	free(b);
+	return err;
+}
+
+void bdev_close(struct bdev *b)
+{
+	if (!b)
+		return;
+	close(b->fd);
+	free(b->path);
+	free(b);
+}
+
+const char *bdev_path(const struct bdev *b)
+{
+	return b->path;
+}
+
+uint64_t bdev_size(const struct bdev *b)
+{
+	return b->size;
+}
+
+bool bdev_is_blockdev(const struct bdev *b)
+{
+	return b->blockdev;
+}
+
+int bdev_fd(const struct bdev *b)
+{
+	return b->fd;
+}
+
+void bdev_set_faults(struct bdev *b, const struct bdev_faults *f)
+{
+	b->faults = f;
+}
+
+int bdev_pread(struct bdev *b, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	ssize_t r;
+
+	if (off > b->size || len > b->size - off)
+		return -ENODATA;
+	while (len > 0) {
+		size_t chunk = len;
+		int fault_err = 0;
+
+		if (b->faults && b->faults->on_read) {
+			struct bdev_fault f = b->faults->on_read(b->faults->ctx, off, len);
+
+			chunk = f.len < len ? f.len : len;
+			fault_err = f.err;
+		}
+		if (chunk > 0) {
+			r = pread(b->fd, p, chunk, (off_t)off);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			if (r == 0)
+				return -ENODATA;
+			p += r;
+			off += (uint64_t)r;
+			len -= (size_t)r;
+		}
+		if (fault_err)
+			return fault_err;
+	}
+	return 0;
+}
+
+int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	ssize_t r;
+
+	if (off > b->size || len > b->size - off)
+		return -ENOSPC;
+	while (len > 0) {
+		size_t chunk = len;
+		int fault_err = 0;
+
+		if (b->faults && b->faults->on_write) {
+			struct bdev_fault f = b->faults->on_write(b->faults->ctx, off, len);
+
+			chunk = f.len < len ? f.len : len;
+			fault_err = f.err;
+		}
+		if (chunk > 0) {
+			r = pwrite(b->fd, p, chunk, (off_t)off);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			p += r;
+			off += (uint64_t)r;
+			len -= (size_t)r;
+		}
+		if (fault_err)
+			return fault_err;
+	}
+	return 0;
+}
+
+int bdev_flush(struct bdev *b)
+{
+	if (b->faults && b->faults->on_flush) {
+		int err = b->faults->on_flush(b->faults->ctx);
+
+		if (err)
+			return err;
+	}
+	return fdatasync(b->fd) < 0 ? -errno : 0;
+}
+
+int bdev_zero(struct bdev *b, uint64_t off, uint64_t len)
+{
+	static const char zeros[65536];
+	int rc;
+
+	if (off > b->size || len > b->size - off)
+		return -ENOSPC;
+	if (!b->faults) {
+		if (b->blockdev) {
+			uint64_t range[2] = {off, len};
+
+			if (ioctl(b->fd, BLKZEROOUT, range) == 0)
+				return 0;
+		} else if (fallocate(b->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+				     (off_t)len) == 0) {
+			return 0;
+		}
+	}
+	while (len > 0) {
+		size_t chunk = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+
+		rc = bdev_pwrite(b, zeros, chunk, off);
+		if (rc < 0)
+			return rc;
+		off += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
