@@ -65,4 +65,20 @@ set +e
 "$adm" -c "$tmp/broken.conf" --node alice dump
 echo "exit code: $?"
 set -e
+say "Metadata in DRBD 8.4's format, on a 1 GiB sparse file (drbdmeta reads it too)"
+truncate -s 1G "$tmp/disk.img"
+cat >"$tmp/md.conf" <<CONF
+resource data {
+  on alice { device minor 0; disk $tmp/disk.img; meta-disk internal; address 10.0.0.1:7789; }
+  on bob   { device minor 0; disk $tmp/disk.img; meta-disk internal; address 10.0.0.2:7789; }
+}
+CONF
+"$adm" -c "$tmp/md.conf" --node alice create-md data
+"$adm" -c "$tmp/md.conf" --node alice show-gi data
+"$adm" -c "$tmp/md.conf" --node alice check-md data
+set +e
+"$adm" -c "$tmp/md.conf" --node alice create-md data
+echo "exit code: $? (existing metadata is never overwritten without --force)"
+set -e
+
 say "Done. See doc/ and 'man -l $build/doc/tandemadm.8'."

@@ -20,6 +20,8 @@ expect_fail get-gi "no v08 metadata found"
 expect_fail dump-md "create-md"
 
 adm create-md --force r0 >/dev/null || fail "create-md"
+# existing metadata is not overwritten without --force
+expect_fail create-md "found v08 metadata"
 # wrong magic (offset 60 of the superblock: last 4 KiB block of 64 MiB)
 printf '\001\002\003\004' | dd of="$img" bs=1 seek=$((64*1024*1024 - 4096 + 60)) conv=notrunc status=none
 expect_fail get-gi "magic 0x01020304"
