@@ -31,7 +31,8 @@ static void check_res_name(struct conf *c, struct conf_res *r)
 {
 	const char *s;
 
-	if (r->name[0] == '.' || r->name[0] == '-')
+	if (r->name[0] == '\0' || r->name[0] == '.' || r->name[0] == '-' ||
+	    strlen(r->name) > 128)
 		goto bad;
 	for (s = r->name; *s; s++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-:=@%",
@@ -40,8 +41,8 @@ static void check_res_name(struct conf *c, struct conf_res *r)
 	return;
 bad:
 	ERR(c, &r->loc, "resource",
-	    "resource name '%s' may only use letters, digits and _.+-:=@%% and must not start "
-	    "with '.' or '-' (it names files and Pacemaker parameters)",
+	    "resource name '%s' must be 1 to 128 letters, digits or _.+-:=@%% and must not "
+	    "start with '.' or '-' (it names files and Pacemaker parameters)",
 	    r->name);
 }
 
@@ -53,6 +54,21 @@ static void check_hosts(struct conf *c, struct conf_res *r)
 
 	for (h = r->hosts; h; h = h->next) {
 		n++;
+		for (i = 0; i < h->n_names; i++) {
+			const char *nm = h->names[i];
+			size_t k, len = strlen(nm);
+
+			for (k = 0; k < len; k++)
+				if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+					    "._-",
+					    nm[k]))
+					break;
+			if (len == 0 || len > 128 || k < len)
+				ERR(c, &h->loc, "on",
+				    "host name '%s' must be 1 to 128 letters, digits or ._- (it is "
+				    "compared with `uname -n`)",
+				    nm);
+		}
 		if (h->damaged || r->damaged)
 			continue;
 		if (!h->addr.af)
@@ -103,7 +119,36 @@ struct uniq {
 	const char *value; /* in the conf's arena */
 	const char *res;
 	struct diag_loc loc;
+	size_t idx; /* order of appearance */
+	const char *first_res; /* set on a duplicate: where the first one is */
+	struct diag_loc first_loc;
 };
+
+static int uniq_cmp_idx(const void *x, const void *y)
+{
+	const struct uniq *a = x, *b = y;
+
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int uniq_cmp_key(const struct uniq *a, const struct uniq *b)
+{
+	int c = strcmp(a->what, b->what);
+
+	if (!c)
+		c = strcmp(a->host, b->host);
+	if (!c)
+		c = strcmp(a->value, b->value);
+	return c;
+}
+
+static int uniq_cmp(const void *x, const void *y)
+{
+	const struct uniq *a = x, *b = y;
+	int c = uniq_cmp_key(a, b);
+
+	return c ? c : (a->idx < b->idx ? -1 : a->idx > b->idx);
+}
 
 static void uniq_add(struct uniq **u, size_t *n, size_t *cap, const struct uniq *e)
 {
@@ -162,18 +207,32 @@ static void check_unique(struct conf *c)
 			}
 		}
 	}
+	/* sort, so that equal entries are neighbours: n log n, not n^2 */
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < i; j++) {
-			if (strcmp(u[i].what, u[j].what) || strcmp(u[i].host, u[j].host) ||
-			    strcmp(u[i].value, u[j].value))
-				continue;
-			ERR(c, &u[i].loc, u[i].what,
-			    "%s %s is used twice on host %s (resource %s here, resource %s at %s:%d); "
-			    "each must be unique per host",
-			    u[i].what, u[i].value, u[i].host, u[i].res, u[j].res, u[j].loc.file,
-			    u[j].loc.line);
-			break;
+		u[i].idx = i;
+		u[i].first_res = NULL;
+	}
+	if (n > 1)
+		qsort(u, n, sizeof(*u), uniq_cmp);
+	for (i = 1, j = 0; i < n; i++) {
+		if (uniq_cmp_key(&u[i], &u[j]) != 0) {
+			j = i; /* first of a new group */
+			continue;
 		}
+		u[i].first_res = u[j].res;
+		u[i].first_loc = u[j].loc;
+	}
+	/* report in the order of appearance */
+	if (n > 1)
+		qsort(u, n, sizeof(*u), uniq_cmp_idx);
+	for (i = 0; i < n; i++) {
+		if (!u[i].first_res)
+			continue;
+		ERR(c, &u[i].loc, u[i].what,
+		    "%s %s is used twice on host %s (resource %s here, resource %s at %s:%d); "
+		    "each must be unique per host",
+		    u[i].what, u[i].value, u[i].host, u[i].res, u[i].first_res,
+		    u[i].first_loc.file, u[i].first_loc.line);
 	}
 	/* The two ends of one resource cannot share an endpoint either. */
 	for (r = c->res_head; r; r = r->next) {

@@ -40,13 +40,31 @@ static void print_kv_raw(FILE *f, int level, const char *kw, const char *value)
 	fprintf(f, "%*s%-*s %s;\n", level * INDENT, "", width > 0 ? width : 0, kw, value);
 }
 
+/* Is the option printed? drbdadm prints global flags bare, so their "no"
+ * (the default; global has no inheritance) is not printed at all. */
+static bool val_printable(const struct conf_val *v)
+{
+	return v->v.yes || v->opt->type != CONF_T_BOOL || v->opt->sect != CONF_SECT_GLOBAL;
+}
+
+/* Does the section print anything? */
+static bool optlist_printable(const struct conf_optlist *l, const char *name)
+{
+	const struct conf_val *v;
+
+	for (v = l->head; v; v = v->next)
+		if (val_printable(v))
+			return true;
+	return false;
+}
+
 static void print_optlist(FILE *f, int level, const char *name, const struct conf_optlist *l)
 {
 	const struct conf_val *v, *bpo = NULL, *st = NULL;
 	bool startup = strcmp(name, "startup") == 0;
 
-	if (!l->head)
-		return;
+	if (!optlist_printable(l, name))
+		return; /* no empty section */
 	fprintf(f, "%*s%s {\n", level * INDENT, "", name);
 	for (v = l->head; v; v = v->next) {
 		/* drbdadm prints these two last in startup */
@@ -59,8 +77,12 @@ static void print_optlist(FILE *f, int level, const char *name, const struct con
 		else
 			print_kv(f, level + 1, v->opt->name, v->text);
 	}
+	/* bare when yes, as drbdadm; "no" only when written (it may override
+	 * common's yes) */
 	if (st && st->v.yes)
 		fprintf(f, "%*s%s;\n", (level + 1) * INDENT, "", st->opt->name);
+	else if (st)
+		print_kv(f, level + 1, st->opt->name, st->text);
 	if (bpo)
 		print_kv(f, level + 1, bpo->opt->name, bpo->text);
 	fprintf(f, "%*s}\n", level * INDENT, "");
@@ -73,8 +95,10 @@ static void print_vol(FILE *f, int level, const struct conf_vol *v)
 	if (!v->implicit)
 		fprintf(f, "%*svolume %u {\n", level++ * INDENT, "", v->vnr);
 	print_optlist(f, level, "disk", &v->disk_opts);
-	if (v->device && v->minor >= 0)
-		snprintf(buf, sizeof(buf), "%s minor %d", v->device, v->minor);
+	if (v->device && v->minor >= 0) {
+		conf_opt_format_value(v->device, buf, sizeof(buf));
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " minor %d", v->minor);
+	}
 	else if (v->minor >= 0)
 		snprintf(buf, sizeof(buf), "minor %d", v->minor);
 	else
@@ -170,14 +194,14 @@ int conf_dump(const struct conf *c, const char *const *res, unsigned int n_res, 
 		size_t i;
 
 		fprintf(f, "# %s\n", c->file);
-		if (c->global.head) {
+		if (optlist_printable(&c->global, "global")) {
 			/* drbdadm's fixed order: the table's */
 			fputs("global {\n", f);
 			for (i = 0; i < conf_opts_count; i++) {
 				if (conf_opts[i].sect != CONF_SECT_GLOBAL)
 					continue;
 				v = conf_list_find(&c->global, conf_opts[i].name);
-				if (!v || (v->opt->type == CONF_T_BOOL && !v->v.yes))
+				if (!v || !val_printable(v))
 					continue;
 				if (v->opt->type == CONF_T_BOOL)
 					fprintf(f, "%*s%s;\n", INDENT, "", v->opt->name);
@@ -187,7 +211,7 @@ int conf_dump(const struct conf *c, const char *const *res, unsigned int n_res, 
 			fputs("}\n\n", f);
 		}
 		for (s = CONF_SECT_OPTIONS; s < CONF_SECT_COUNT; s++)
-			any_common |= c->common[s].head != NULL;
+			any_common |= optlist_printable(&c->common[s], conf_sect_name(s));
 		if (any_common) {
 			fputs("common {\n", f);
 			for (s = CONF_SECT_OPTIONS; s < CONF_SECT_COUNT; s++)
@@ -231,8 +255,10 @@ static json_object *json_optlist(const struct conf_optlist *l)
 	json_object *o = json_object_new_object();
 	const struct conf_val *v;
 
+	/* what the text dump prints, so that both round-trip alike */
 	for (v = l->head; v; v = v->next)
-		json_object_object_add(o, v->opt->name, json_value(v));
+		if (val_printable(v))
+			json_object_object_add(o, v->opt->name, json_value(v));
 	return o;
 }
 

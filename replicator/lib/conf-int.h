@@ -9,6 +9,7 @@
 
 #define CONF_INCLUDE_DEPTH_MAX 10
 #define CONF_FILE_SIZE_MAX     (16u << 20)
+#define CONF_FILES_MAX         1024
 
 struct conf {
 	struct arena *arena;

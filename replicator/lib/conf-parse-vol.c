@@ -488,8 +488,12 @@ void conf_parse_vol_on(struct conf_parser *p, struct conf_res *r, const struct c
 		if (t.type != CONF_TOK_WORD && t.type != CONF_TOK_STRING)
 			break;
 		conf_lex_next(p->lx, &t);
-		if (n < 64)
-			names[n++] = t;
+		if (n == 64) {
+			CONF_ERR(p, &t.loc, "on", "more than 64 host names in one 'on' section");
+			conf_parse_skip(p);
+			return;
+		}
+		names[n++] = t;
 	}
 	if (n == 0) {
 		CONF_ERR(p, &kw->loc, "on", "expected a host name after 'on'");

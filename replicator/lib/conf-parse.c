@@ -15,11 +15,16 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "conf-int.h"
 #include "conf-lex.h"
+
+/* read_all(): not a regular file (ENOTSUP is close but misleading in messages) */
+#define EFTYPE_NOT_REGULAR 1001
 
 void conf_list_append(struct conf_optlist *l, struct conf_val *v)
 {
@@ -542,8 +547,17 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 			merge_opts(p, &hv->disk_opts, &rv->disk_opts);
 		}
 	}
-	for (struct conf_host *h = r->hosts; h; h = h->next)
+	for (struct conf_host *h = r->hosts; h; h = h->next) {
 		sort_vols(&h->vols);
+		/* inheritance must not mix the two ways of writing volumes */
+		if (!r->damaged && h->vols && h->vols->next &&
+		    (h->vols->implicit || h->vols->next->implicit))
+			CONF_ERR(p, &h->loc, h->floating ? "floating" : "on",
+				 "resource %s: volumes written with and without a volume section "
+				 "meet in this host section (through inheritance from the "
+				 "resource); use volume sections everywhere",
+				 r->name);
+	}
 	for (o = p->c->res_head; o; o = o->next) {
 		if (strcmp(o->name, r->name) == 0) {
 			CONF_ERR(p, &kw->loc, "resource",
@@ -682,8 +696,17 @@ static void parse_include(struct conf_parser *p, const struct conf_tok *kw)
 		    rc == GLOB_NOSPACE ? "out of memory" : "read error");
 		return;
 	}
+	if (g.gl_pathc > CONF_FILES_MAX) {
+		CONF_ERR(p, &w[0].loc, "include",
+			 "'%s' matches %zu files, more than the %d a configuration may have; make "
+			 "the pattern narrower",
+			 pattern, g.gl_pathc, CONF_FILES_MAX);
+		globfree(&g);
+		return;
+	}
 	for (i = 0; i < g.gl_pathc; i++)
-		conf_parse_file(p->c, g.gl_pathv[i], &w[0].loc);
+		if (conf_parse_file(p->c, g.gl_pathv[i], &w[0].loc) == -EMFILE)
+			break;
 	globfree(&g);
 }
 
@@ -734,36 +757,57 @@ int conf_parse_buf(struct conf *c, const char *name, const char *buf, size_t len
 	return 0;
 }
 
+/*
+ * Read a configuration file. Only regular files: a FIFO, tty or device
+ * could block forever or be endless; O_NONBLOCK turns the odd blocking
+ * "regular" file (/proc/kmsg) into an error instead of a hang.
+ */
 static int read_all(const char *path, char **out, size_t *len)
 {
+	struct statfs sfs;
 	struct stat st;
 	char *buf;
-	size_t n = 0;
-	ssize_t r;
+	size_t n = 0, cap;
+	ssize_t r = 0;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
 		close(fd);
 		return err;
 	}
-	buf = malloc(CONF_FILE_SIZE_MAX + 1);
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EFTYPE_NOT_REGULAR;
+	}
+	/* /proc and /sys files are not configuration; reading some has side
+	 * effects (/proc/kmsg consumes the kernel log) */
+	if (fstatfs(fd, &sfs) == 0 &&
+	    (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC)) {
+		close(fd);
+		return -EFTYPE_NOT_REGULAR;
+	}
+	if ((uint64_t)st.st_size > CONF_FILE_SIZE_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	cap = (size_t)st.st_size + 4096; /* /proc files report size 0 */
+	if (cap > CONF_FILE_SIZE_MAX + 1)
+		cap = CONF_FILE_SIZE_MAX + 1;
+	buf = malloc(cap);
 	if (!buf) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while ((r = read(fd, buf + n, CONF_FILE_SIZE_MAX + 1 - n)) > 0) {
+	while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
 		n += (size_t)r;
-		if (n > CONF_FILE_SIZE_MAX)
-			break;
-	}
 	err = r < 0 ? -errno : 0;
 	close(fd);
-	if (!err && n > CONF_FILE_SIZE_MAX)
-		err = -EFBIG;
+	if (!err && n >= cap)
+		err = -EFBIG; /* it grew while we read, or lied about its size */
 	if (err) {
 		free(buf);
 		return err;
@@ -800,6 +844,12 @@ int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *fro
 	for (i = 0; i < c->n_seen; i++)
 		if (strcmp(c->seen[i], real) == 0)
 			return 0; /* each file is read at most once */
+	if (c->n_seen >= CONF_FILES_MAX) {
+		diag_add(c->diag, DIAG_ERR, from, "include",
+			 "more than %d configuration files; is an include pattern too wide?",
+			 CONF_FILES_MAX);
+		return -EMFILE;
+	}
 	if (c->depth > CONF_INCLUDE_DEPTH_MAX) { /* the top file plus 10 levels */
 		diag_add(c->diag, DIAG_ERR, from, "include",
 			 "includes nested deeper than %d levels at '%s'", CONF_INCLUDE_DEPTH_MAX,
@@ -824,7 +874,11 @@ int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *fro
 	rc = read_all(path, &buf, &len);
 	if (rc < 0) {
 		diag_add(c->diag, DIAG_ERR, from, from ? "include" : NULL, "cannot read '%s': %s",
-			 path, rc == -EFBIG ? "file larger than 16 MiB" : strerror(-rc));
+			 path,
+			 rc == -EFBIG		      ? "file larger than 16 MiB"
+			 : rc == -EFTYPE_NOT_REGULAR ? "not a regular file"
+			 : rc == -EAGAIN	      ? "reading it would block"
+						      : strerror(-rc));
 		return rc;
 	}
 	name = arena_strdup(c->arena, path);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# make fuzz: run fuzz-conf for FUZZ_SECONDS over a copy of the seed
+# corpus (in the build tree: the source tree may be read-only), with the
+# dictionary. Fails on any crash, sanitizer report, leak or timeout, and
+# prints a short summary. An input that blocks in a system call is cut
+# short by libFuzzer's timer (EINTR) instead of timing out: any input
+# slower than 5 s (a "slow unit") fails the run too.
+#
+# usage: fuzz.sh SRCDIR SECONDS [LIBFUZZER-FLAGS...]
+# Run from the build directory holding ./fuzz-conf. Writes:
+#   fuzz-conf.corpus/     the working corpus (seeds + inputs found; kept
+#                         between runs, removed by make clean)
+#   fuzz-artifacts/       crash-*, leak-*, timeout-*, slow-unit-* reproducers
+#   fuzz-conf.log         libFuzzer's output
+set -u
+
+if [ $# -lt 2 ]; then
+	echo "usage: $0 SRCDIR SECONDS [LIBFUZZER-FLAGS...]" >&2
+	exit 2
+fi
+srcdir=$1
+seconds=$2
+shift 2
+
+corpus=fuzz-conf.corpus
+artifacts=fuzz-artifacts
+log=fuzz-conf.log
+mkdir -p "$corpus" "$artifacts"
+cp "$srcdir"/corpus/conf/* "$corpus"/
+chmod u+w "$corpus"/*
+seeds=$(find "$srcdir/corpus/conf" -type f | wc -l)
+
+echo "fuzz-conf: fuzzing for $seconds s from $seeds seeds (log: $log)"
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} ./fuzz-conf \
+	-max_len=8192 -timeout=10 -report_slow_units=5 -rss_limit_mb=2048 -print_final_stats=1 \
+	-dict="$srcdir/conf.dict" -max_total_time="$seconds" \
+	-artifact_prefix="$artifacts/" "$@" "$corpus" >"$log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'Test unit written to .*slow-unit-' "$log"; then
+	echo "fuzz-conf: an input took more than 5 s (a hang in a system call?)" >>"$log"
+	rc=1
+fi
+
+# The last status line: "#N DONE cov: C ft: F corp: N/SIZE ..."
+status=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
+cov=$(echo "$status" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
+ft=$(echo "$status" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
+corp=$(echo "$status" | sed -n 's/.* corp: \([0-9]*\).*/\1/p')
+echo "fuzz-conf: ${runs:-?} runs (${speed:-?}/s), coverage ${cov:-?} edges, ${ft:-?} features, corpus ${corp:-?} inputs, peak RSS ${rss:-?} MB"
+
+if [ $rc -ne 0 ]; then
+	echo "fuzz-conf: FAIL (exit $rc):"
+	grep -E '^(SUMMARY|==[0-9]+== ?ERROR|fuzz-conf: |Slowest unit|.*runtime error:)' "$log" | head -n 10 | sed 's/^/    /'
+	sed -n 's/.*Test unit written to \(.*\)/    reproducer: \1/p' "$log"
+	echo "    reproduce with: ./fuzz-conf FILE (in $(pwd)); full log: $log"
+	exit 1
+fi
+echo "fuzz-conf: PASS: no crash, leak or timeout"
+exit 0
