@@ -19,6 +19,7 @@
 #include "al.h"
 #include "cli.h"
 #include "md-dump.h"
+#include "md-replay.h"
 #include "md.h"
 
 struct md_args {
@@ -483,102 +484,40 @@ out:
 	return rc;
 }
 
-/* apply-al: drbdmeta's replay (ondisk-format, Crash replay). */
+/* apply-al: drbdmeta's replay and messages (ondisk-format, Crash replay). */
 static int do_apply_al(struct vol_ctx *v, struct md *m)
 {
-	const struct md_layout *l = md_layout(m);
-	uint32_t blocks = l->al_size_sect / 8, i;
-	struct al_replay r = {0};
+	struct md_replay_result res;
 	struct md_sb sb;
-	uint8_t *ring = NULL, *bm = NULL;
-	uint64_t bm_bytes, newly = 0;
-	bool bm_changed = false, was_initialised = true;
 	char size[32];
-	int rc, ret = EXIT_EXEC;
+	int rc;
 
 	if (vol_load(v, m, &sb, true) < 0)
 		return EXIT_EXEC;
-	ring = malloc((size_t)blocks * AL_BLOCK_BYTES);
-	if (!ring || md_read_al(m, ring) < 0) {
-		vol_err(v, "cannot read the activity log");
-		goto out;
+	rc = md_replay(m, &sb, &res);
+	if (res.n_corrupt)
+		fprintf(stderr, "%u corrupt AL transactions found\n", res.n_corrupt);
+	if (rc < 0) {
+		vol_err(v, "cannot replay the activity log: %s", strerror(-rc));
+		return EXIT_EXEC;
 	}
-	if (al_replay(ring, blocks, l->al_stripes, l->al_stripe_size_4k, &r) < 0) {
-		vol_err(v, "out of memory");
-		goto out;
+	if (!res.usable)
+		fprintf(stderr, "%s\n", res.problem);
+	if (res.refused) {
+		vol_err(v, "this node was Primary, so the activity log is needed to know what to "
+			   "resync. To go on, mark everything out of sync: 'tandemadm invalidate' "
+			   "(full resync)");
+		return EXIT_EXEC;
 	}
-	if (r.n_corrupt)
-		fprintf(stderr, "%u corrupt AL transactions found\n", r.n_corrupt);
-	if (!r.usable) {
-		fprintf(stderr, "%s\n", r.problem);
-		if (sb.flags & MDF_PRIMARY_IND) {
-			vol_err(v, "this node was Primary, so the activity log is needed to know "
-				   "what to resync. To go on, mark everything out of sync: "
-				   "'tandemadm invalidate' (full resync)");
-			goto out;
-		}
+	if (!res.usable)
 		fprintf(stderr, "Error ignored, no need to apply the AL\n");
-		was_initialised = false;
-	}
-	if (r.usable && r.n_updates > 0)
-		was_initialised = false;
-	if (r.usable && r.n_extents && (sb.flags & MDF_PRIMARY_IND)) {
-		if (read_bm_bytes(v, m, &sb, &bm) < 0)
-			goto out;
-		bm_bytes = md_layout_bm_bytes(sb.la_size_sect);
-		for (i = 0; i < r.n_extents; i++) {
-			uint64_t off = (uint64_t)r.extents[i] * 128, b;
-
-			if (off >= bm_bytes) {
-				fprintf(stderr, "extent %u beyond end of bitmap!\n", r.extents[i]);
-				continue;
-			}
-			for (b = off; b < off + 128 && b < bm_bytes; b++) {
-				newly += (uint64_t)__builtin_popcount((uint8_t)~bm[b]);
-				bm[b] = 0xff;
-			}
-		}
-		/* Bits past the device end stay zero (ondisk-format, BITMAP). */
-		if (newly) {
-			uint64_t bits = md_layout_bm_bits(sb.la_size_sect), bit;
-
-			for (bit = bits; bit < bm_bytes * 8; bit++) {
-				if (bm[bit / 8] & (1u << (bit % 8))) {
-					bm[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
-					newly--;
-				}
-			}
-			for (i = 0; i < bm_bytes / 4096; i++) {
-				rc = md_write_bm_page(m, i, bm + (uint64_t)i * 4096);
-				if (rc < 0) {
-					vol_err(v, "cannot write the bitmap: %s", strerror(-rc));
-					goto out;
-				}
-			}
-			bm_changed = true;
-		}
-		ppsize(size, sizeof(size), newly * 4);
+	if (res.beyond_end)
+		fprintf(stderr, "extent %u beyond end of bitmap!\n", res.first_beyond);
+	if (res.usable && res.n_extents && (sb.flags & MDF_PRIMARY_IND)) {
+		ppsize(size, sizeof(size), res.newly_marked * 4);
 		fprintf(stderr, "Marked additional %s as out-of-sync based on AL.\n", size);
 	}
-	if (!was_initialised && (rc = md_init_al(m)) < 0) {
-		vol_err(v, "cannot re-initialise the activity log: %s", strerror(-rc));
-		goto out;
-	}
-	if (bm_changed || !(sb.flags & MDF_AL_CLEAN) || sb.magic != MD_MAGIC_CLEAN) {
-		sb.flags |= MDF_AL_CLEAN;
-		sb.magic = MD_MAGIC_CLEAN;
-		rc = md_write_sb(m, &sb);
-		if (rc < 0) {
-			vol_err(v, "cannot write the superblock: %s", strerror(-rc));
-			goto out;
-		}
-	}
-	ret = EXIT_OK;
-out:
-	al_replay_free(&r);
-	free(ring);
-	free(bm);
-	return ret;
+	return EXIT_OK;
 }
 
 static int do_check_md(struct vol_ctx *v, struct md *m)
