@@ -64,7 +64,9 @@ void al_set_next_tr(struct al *al, uint32_t tr_number);
  * Take a reference on every extent of [sector, sector + nsect). Hot
  * extents are only counted; cold ones get a slot (the least recently used
  * idle extent is evicted) and become pending changes. All or nothing:
- * returns the number of cold extents added (0 = all hot), or -EAGAIN if
+ * returns the number of cold extents added (0 = none added by this call:
+ * but an extent added by another call may still be pending, so submit the
+ * data only after al_commit() when al_pending() was nonzero), or -EAGAIN if
  * not enough slots are idle (nothing changed), -EINVAL for a range that
  * needs more extents than the log holds.
  */
