@@ -12,12 +12,14 @@ enum {
 	EXIT_CONFIG = 10,
 	EXIT_EXEC = 20,
 	EXIT_NOMEM = 30,
+	EXIT_NO_DAEMON = 3, /* tandemd is not running */
 };
 
 struct cli {
 	const char *config;   /* -c FILE */
 	const char *hostname; /* --node NAME */
 	const char *verb;
+	const char *run_dir;  /* --run-dir */
 };
 
 /* Load the configuration, printing its diagnostics; returns an exit code. */
@@ -29,6 +31,12 @@ const struct conf_res *cli_local_res(const struct cli *cli, const struct conf *c
 /* cmd-conf.c */
 int cmd_dump(struct cli *cli, int argc, char **argv);
 int cmd_sh(struct cli *cli, int argc, char **argv);
+
+/* cmd-ctl.c */
+const char *cli_run_dir(const struct cli *cli);
+int cmd_ctl_change(struct cli *cli, int argc, char **argv);
+int cmd_ctl_status(struct cli *cli, int argc, char **argv);
+int cmd_ctl_show(struct cli *cli, int argc, char **argv);
 
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);

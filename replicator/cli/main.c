@@ -36,6 +36,20 @@ static const struct cmd cmds[] = {
 	{"sh-md-idx", cmd_sh, "RES", "meta-data index: internal, flexible or N"},
 	{"sh-minor", cmd_sh, "RES", "minor number of each volume"},
 	{"sh-ip", cmd_sh, "RES", "this node's replication address of RES"},
+	{"up", cmd_ctl_change, "RES...", "attach the volumes (tandemd)"},
+	{"down", cmd_ctl_change, "[--force] RES...", "demote and detach, metadata marked clean"},
+	{"attach", cmd_ctl_change, "RES...", "attach the backing devices and metadata"},
+	{"detach", cmd_ctl_change, "[--force] RES...", "detach them"},
+	{"primary", cmd_ctl_change, "[--force] RES...", "promote: export the volume over NBD"},
+	{"secondary", cmd_ctl_change, "[--force] RES...", "demote (refused while clients are connected)"},
+	{"new-current-uuid", cmd_ctl_change, "[--clear-bitmap] RES...", "start a new data generation"},
+	{"connect", cmd_ctl_change, "[--discard-my-data] RES...", "connect to the peer (replication)"},
+	{"disconnect", cmd_ctl_change, "RES...", "disconnect from the peer (replication)"},
+	{"adjust", cmd_ctl_change, "RES...", "apply the configuration to the running resource"},
+	{"status", cmd_ctl_status, "[--json] [--verbose] [RES]", "state and counters"},
+	{"role", cmd_ctl_show, "RES", "role/peer role"},
+	{"cstate", cmd_ctl_show, "RES", "connection state"},
+	{"sh-status", cmd_ctl_show, "RES", "state as shell variables"},
 	{"create-md", cmd_md, "[--force] RES[/VOL]...", "write new metadata (refuses to overwrite)"},
 	{"dump-md", cmd_md, "[--force] RES[/VOL]", "print the metadata as text (drbdmeta's format)"},
 	{"restore-md", cmd_md, "[--force] FILE RES[/VOL]", "write metadata from a dump-md text"},
@@ -58,6 +72,7 @@ static void usage(FILE *f)
 		   "options:\n"
 		   "  -c, --config FILE  configuration (default %s, else %s)\n"
 		   "  -n, --node NAME    act as host NAME instead of `uname -n`\n"
+		   "  -r, --run-dir DIR  where tandemd's control socket is (default /run/tandem)\n"
 		   "  -V, --version      print the version\n"
 		   "  -h, --help         this text\n\n"
 		   "commands:\n",
@@ -129,15 +144,18 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"node", required_argument, NULL, 'n'},
-		{"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"run-dir", required_argument, NULL, 'r'}, {"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct cli cli = {0};
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+c:n:Vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:n:r:Vh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			cli.run_dir = optarg;
+			break;
 		case 'c':
 			cli.config = optarg;
 			break;

@@ -1,38 +1,44 @@
 /*
  * tandemd: the tandem daemon, one per node, serving every resource of the
- * configuration for this node.
+ * configuration that has a host section for this node.
  *
- * This build checks and reports the configuration (-t). The data path
- * (metadata, NBD export, replication) is added by the following work
- * items; until then the daemon refuses to start rather than pretend.
+ * Resources start down, as DRBD's do until `drbdadm up`: `tandemadm up`
+ * attaches them. The control socket (doc/control-protocol.md) is served
+ * on the event loop; each NBD connection has its own thread.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
+#include "tandemd.h"
 
-#define DEFAULT_CONFIG "/etc/tandem.conf"
+#define DEFAULT_CONFIG  "/etc/tandem.conf"
+#define DEFAULT_RUN_DIR "/run/tandem"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tandemd [-c FILE] [--node NAME] [-f] [-t] [-v]\n\n"
+	fprintf(f, "usage: tandemd [-c FILE] [--node NAME] [--run-dir DIR] [-f] [-t] [-v]\n\n"
 		   "  -c, --config FILE  configuration (default %s)\n"
 		   "  -n, --node NAME    act as host NAME instead of `uname -n`\n"
+		   "  -r, --run-dir DIR  control socket, NBD sockets, pid file (default %s)\n"
 		   "  -t, --test-config  check the configuration, list this node's resources, "
 		   "exit\n"
 		   "  -f, --foreground   stay in the foreground, log to stderr\n"
 		   "  -v, --verbose      debug logging\n"
 		   "  -V, --version      print the version\n\n"
 		   "See tandemd(8).\n",
-		DEFAULT_CONFIG);
+		DEFAULT_CONFIG, DEFAULT_RUN_DIR);
 }
 
 static int test_config(const struct conf *c)
@@ -55,34 +61,141 @@ static int test_config(const struct conf *c)
 	return EX_OK;
 }
 
+static int32_t on_stop_signal(int32_t sig, void *data)
+{
+	struct tandemd *d = data;
+
+	log_info("signal %d: taking the resources down and exiting", sig);
+	qb_loop_stop(d->loop);
+	return 0;
+}
+
+/* Detach from the terminal and the caller's session; close what we inherited. */
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") < 0)
+		return -errno;
+	umask(077);
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0)
+		return -errno;
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (fd > 2)
+		close(fd);
+	closefrom(3);
+	return 0;
+}
+
+static int write_pid_file(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%ld\n", (long)getpid());
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+static int run(struct tandemd *d)
+{
+	char path[4096];
+	unsigned int i;
+	const struct conf_res *cr;
+	int rc;
+
+	for (cr = conf_resources(d->conf); cr; cr = cr->next)
+		if (cr->me)
+			d->n_res++;
+	d->res = calloc(d->n_res ? d->n_res : 1, sizeof(*d->res));
+	if (!d->res)
+		return EX_OSERR;
+	for (i = 0, cr = conf_resources(d->conf); cr; cr = cr->next)
+		if (cr->me && resource_init(d, &d->res[i++], cr) < 0)
+			return EX_OSERR;
+	if (mkdir(d->run_dir, 0700) < 0 && errno != EEXIST) {
+		log_err("cannot create %s: %s", d->run_dir, strerror(errno));
+		return EX_CANTCREAT;
+	}
+	d->loop = qb_loop_create();
+	if (!d->loop)
+		return EX_OSERR;
+	snprintf(path, sizeof(path), "%s/tandemd.sock", d->run_dir);
+	rc = ctl_start(d, path, &d->ctl);
+	if (rc < 0) {
+		log_err("cannot listen on %s: %s (is another tandemd running?)", path,
+			strerror(-rc));
+		return EX_CANTCREAT;
+	}
+	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGTERM, d, on_stop_signal, NULL);
+	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGINT, d, on_stop_signal, NULL);
+	log_info("tandemd %s ready: %u resource%s, control socket %s", PACKAGE_VERSION, d->n_res,
+		 d->n_res == 1 ? "" : "s", path);
+	qb_loop_run(d->loop);
+
+	for (i = 0; i < d->n_res; i++) {
+		struct reply_err e = {0};
+
+		if (resource_down(&d->res[i], true, &e) < 0)
+			log_res(LOG_ERR, d->res[i].name, "could not be taken down cleanly: %s",
+				e.msg);
+		resource_fini(&d->res[i]);
+	}
+	ctl_stop(d->ctl);
+	qb_loop_destroy(d->loop);
+	free(d->res);
+	return EX_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"node", required_argument, NULL, 'n'},
-		{"test-config", no_argument, NULL, 't'},  {"foreground", no_argument, NULL, 'f'},
-		{"verbose", no_argument, NULL, 'v'},      {"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+		{"run-dir", required_argument, NULL, 'r'}, {"test-config", no_argument, NULL, 't'},
+		{"foreground", no_argument, NULL, 'f'},   {"verbose", no_argument, NULL, 'v'},
+		{"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct log_opts lo = {.ident = "tandemd", .to_stderr = true, .level = LOG_INFO};
+	struct tandemd d = {.conf_path = DEFAULT_CONFIG};
 	struct conf_load_opts co = {0};
-	const char *path = DEFAULT_CONFIG;
-	bool test = false;
-	struct conf *c;
-	struct diag *d;
+	bool test = false, foreground = false;
+	char pidfile[4096];
+	struct diag *diag;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "c:n:tfvVh", longopts, NULL)) != -1) {
+	d.run_dir = getenv("TANDEM_RUN_DIR") ? getenv("TANDEM_RUN_DIR") : DEFAULT_RUN_DIR;
+	while ((opt = getopt_long(argc, argv, "c:n:r:tfvVh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			path = optarg;
+			d.conf_path = optarg;
 			break;
 		case 'n':
 			co.hostname = optarg;
+			break;
+		case 'r':
+			d.run_dir = optarg;
 			break;
 		case 't':
 			test = true;
 			break;
 		case 'f':
+			foreground = true;
 			break;
 		case 'v':
 			lo.level = LOG_DEBUG;
@@ -102,27 +215,42 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tandemd: unexpected argument '%s'\n", argv[optind]);
 		return EX_USAGE;
 	}
-	if (log_init(&lo) < 0 || diag_new(&d) < 0) {
+	if (diag_new(&diag) < 0) {
+		fprintf(stderr, "tandemd: out of memory\n");
+		return EX_OSERR;
+	}
+	rc = conf_load(d.conf_path, &co, diag, &d.conf);
+	diag_print(diag, stderr);
+	diag_free(diag);
+	if (rc < 0) {
+		fprintf(stderr, "tandemd: %s: configuration not loaded (%s); nothing started\n",
+			d.conf_path, rc == -EINVAL ? "see the errors above" : strerror(-rc));
+		return EX_CONFIG;
+	}
+	if (!test && !foreground) {
+		rc = daemonize();
+		if (rc < 0) {
+			fprintf(stderr, "tandemd: cannot detach: %s\n", strerror(-rc));
+			return EX_OSERR;
+		}
+		lo.to_stderr = false;
+		lo.to_syslog = true;
+	}
+	if (log_init(&lo) < 0) {
 		fprintf(stderr, "tandemd: cannot set up logging\n");
 		return EX_OSERR;
 	}
-	rc = conf_load(path, &co, d, &c);
-	diag_print(d, stderr);
-	diag_free(d);
-	if (rc < 0) {
-		log_err("%s: configuration not loaded (%s); nothing started", path,
-			rc == -EINVAL ? "see the errors above" : strerror(-rc));
-		log_fini();
-		return EX_CONFIG;
-	}
 	if (test) {
-		rc = test_config(c);
+		rc = test_config(d.conf);
 	} else {
-		log_err("this build of tandemd has no data path yet; only 'tandemd -t' is "
-			"available");
-		rc = EX_UNAVAILABLE;
+		snprintf(pidfile, sizeof(pidfile), "%s/tandemd.pid", d.run_dir);
+		mkdir(d.run_dir, 0700);
+		if (write_pid_file(pidfile) < 0)
+			log_warn("cannot write %s", pidfile);
+		rc = run(&d);
+		unlink(pidfile);
 	}
-	conf_free(c);
+	conf_free(d.conf);
 	log_fini();
 	return rc;
 }

@@ -46,3 +46,33 @@ adm() { "$TANDEMADM" -c "$tmp/t.conf" --node alice "$@"; }
 # dump-md without the header (4 lines) and the flags line, which drbdmeta
 # 9.22 prints as 0 for v08 (doc/ondisk-format.pod, COMPATIBILITY NOTES)
 strip_dump() { sed -e '1,4d' -e '/^    flags 0x/d' "$1"; }
+
+: "${TANDEMD:=$(dirname "$TANDEMADM")/tandemd}"
+rundir=$tmp/run
+
+# start_tandemd: tandemd in the foreground for host alice, logging to
+# $tmp/tandemd.log; stopped (SIGTERM) on exit
+start_tandemd() {
+	rm -f "$rundir/tandemd.sock" # a killed daemon leaves it behind
+	"$TANDEMD" -c "$tmp/t.conf" --node alice --run-dir "$rundir" -f >"$tmp/tandemd.log" 2>&1 &
+	tandemd_pid=$!
+	cleanup_hooks="$cleanup_hooks stop_tandemd"
+	i=0
+	until [ -S "$rundir/tandemd.sock" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { cat "$tmp/tandemd.log"; fail "tandemd did not start"; }
+		kill -0 "$tandemd_pid" 2>/dev/null || { cat "$tmp/tandemd.log"; fail "tandemd exited"; }
+		sleep 0.05
+	done
+}
+
+stop_tandemd() {
+	[ -n "${tandemd_pid:-}" ] || return 0
+	kill -TERM "$tandemd_pid" 2>/dev/null || true
+	wait "$tandemd_pid" 2>/dev/null || true
+	tandemd_pid=
+}
+
+ctl() { "$TANDEMADM" -c "$tmp/t.conf" --node alice --run-dir "$rundir" "$@"; }
+nbd_uri() { echo "nbd+unix:///${1:-r0}?socket=$rundir/${1:-r0}.nbd"; }
+nbdsh_() { PATH=/usr/bin:$PATH nbdsh "$@"; }

@@ -1,0 +1,278 @@
+/*
+ * tandemadm: verbs answered by the running daemon over its control socket
+ * (doc/control-protocol.md): up, down, attach, detach, primary, secondary,
+ * role, cstate, dstate, status, sh-status, new-current-uuid, connect,
+ * disconnect, adjust.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *cli_run_dir(const struct cli *cli)
+{
+	const char *env = getenv("TANDEM_RUN_DIR");
+
+	if (cli->run_dir)
+		return cli->run_dir;
+	return env && *env ? env : "/run/tandem";
+}
+
+/* One request, one response. NULL with *exit_code set when the daemon
+ * cannot be reached (message printed unless quiet). */
+static json_object *ctl_call(const struct cli *cli, json_object *req, bool quiet, int *exit_code)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char buf[65536];
+	const char *line;
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	*exit_code = EXIT_NO_DAEMON;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tandemd.sock", cli_run_dir(cli));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (!quiet)
+			fprintf(stderr,
+				"tandemadm: %s: tandemd is not running (cannot connect to %s: %s); "
+				"start it with 'tandemd' or 'systemctl start tandemd'\n",
+				cli->verb, sa.sun_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	json_object_object_add(req, "v", json_object_new_int(1));
+	line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		fprintf(stderr, "tandemadm: %s: cannot talk to tandemd: %s\n", cli->verb,
+			strerror(errno));
+		close(fd);
+		*exit_code = EXIT_EXEC;
+		return NULL;
+	}
+	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+		len += (size_t)r;
+		if (memchr(buf, '\n', len))
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*exit_code = EXIT_EXEC;
+	if (!memchr(buf, '\n', len)) {
+		fprintf(stderr, "tandemadm: %s: tandemd closed the connection without an answer\n",
+			cli->verb);
+		return NULL;
+	}
+	return json_tokener_parse(buf);
+}
+
+static bool resp_ok(json_object *resp, const struct cli *cli, int *exit_code)
+{
+	json_object *ok, *v;
+
+	if (json_object_object_get_ex(resp, "ok", &ok) && json_object_get_boolean(ok)) {
+		*exit_code = EXIT_OK;
+		return true;
+	}
+	*exit_code = json_object_object_get_ex(resp, "exit", &v) ? json_object_get_int(v)
+								 : EXIT_EXEC;
+	if (json_object_object_get_ex(resp, "error", &v))
+		fprintf(stderr, "tandemadm: %s: %s\n", cli->verb, json_object_get_string(v));
+	if (json_object_object_get_ex(resp, "hint", &v))
+		fprintf(stderr, "tandemadm: %s: %s\n", cli->verb, json_object_get_string(v));
+	return false;
+}
+
+static json_object *request(const char *cmd, const char *res)
+{
+	json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	if (res)
+		json_object_object_add(req, "res", json_object_new_string(res));
+	return req;
+}
+
+/* Verbs that change state: one request per resource. */
+int cmd_ctl_change(struct cli *cli, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"force", no_argument, NULL, 'f'},
+		{"clear-bitmap", no_argument, NULL, 'b'},
+		{"discard-my-data", no_argument, NULL, 'd'},
+		{NULL, 0, NULL, 0},
+	};
+	bool force = false, clear = false, discard = false;
+	int opt, i, rc, worst = EXIT_OK;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f", longopts, NULL)) != -1) {
+		if (opt == 'f')
+			force = true;
+		else if (opt == 'b')
+			clear = true;
+		else if (opt == 'd')
+			discard = true;
+		else
+			return EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: tandemadm %s [--force] RES...\n", cli->verb);
+		return EXIT_USAGE;
+	}
+	for (i = optind; i < argc; i++) {
+		json_object *req = request(cli->verb, argv[i]), *resp;
+
+		json_object_object_add(req, "force", json_object_new_boolean(force));
+		json_object_object_add(req, "clear_bitmap", json_object_new_boolean(clear));
+		json_object_object_add(req, "discard_my_data", json_object_new_boolean(discard));
+		resp = ctl_call(cli, req, false, &rc);
+		json_object_put(req);
+		if (resp)
+			resp_ok(resp, cli, &rc);
+		json_object_put(resp);
+		worst = worst > rc ? worst : rc;
+	}
+	return worst;
+}
+
+static json_object *status_of(struct cli *cli, const char *res, int *rc)
+{
+	json_object *req = request("status", res), *resp = ctl_call(cli, req, false, rc);
+
+	json_object_put(req);
+	if (resp && !resp_ok(resp, cli, rc)) {
+		json_object_put(resp);
+		return NULL;
+	}
+	return resp;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+}
+
+static uint64_t jnum(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+static void print_status(json_object *r, bool verbose)
+{
+	json_object *vols, *v, *c;
+	size_t i;
+
+	printf("%s role:%s\n", jstr(r, "name"), jstr(r, "role"));
+	if (!json_object_object_get_ex(r, "volumes", &vols))
+		return;
+	for (i = 0; i < json_object_array_length(vols); i++) {
+		v = json_object_array_get_idx(vols, i);
+		printf("  volume:%s disk:%s", jstr(v, "volume"), jstr(v, "disk"));
+		if (*jstr(v, "export"))
+			printf(" export:%s clients:%s", jstr(v, "export"), jstr(v, "clients"));
+		printf("\n");
+		if (verbose && json_object_object_get_ex(v, "counters", &c))
+			printf("      ns:%llu nr:%llu dw:%llu dr:%llu al:%llu bm:%llu lo:%llu pe:%llu "
+			       "ua:%llu ap:%llu oos:%llu\n",
+			       (unsigned long long)jnum(c, "ns"), (unsigned long long)jnum(c, "nr"),
+			       (unsigned long long)jnum(c, "dw"), (unsigned long long)jnum(c, "dr"),
+			       (unsigned long long)jnum(c, "al"), (unsigned long long)jnum(c, "bm"),
+			       (unsigned long long)jnum(c, "lo"), (unsigned long long)jnum(c, "pe"),
+			       (unsigned long long)jnum(c, "ua"), (unsigned long long)jnum(c, "ap"),
+			       (unsigned long long)jnum(c, "oos"));
+	}
+	printf("  %s connection:%s\n", "peer", jstr(r, "connection"));
+}
+
+int cmd_ctl_status(struct cli *cli, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"verbose", no_argument, NULL, 'v'},
+		{NULL, 0, NULL, 0},
+	};
+	bool json = false, verbose = false;
+	json_object *resp, *list;
+	int opt, rc;
+	size_t i;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "jv", longopts, NULL)) != -1) {
+		if (opt == 'j')
+			json = true;
+		else if (opt == 'v')
+			verbose = true;
+		else
+			return EXIT_USAGE;
+	}
+	resp = status_of(cli, optind < argc ? argv[optind] : NULL, &rc);
+	if (!resp)
+		return rc;
+	json_object_object_get_ex(resp, "resources", &list);
+	if (json) {
+		json_object_object_del(resp, "ok");
+		printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY));
+	} else {
+		for (i = 0; i < json_object_array_length(list); i++)
+			print_status(json_object_array_get_idx(list, i), verbose);
+	}
+	json_object_put(resp);
+	return EXIT_OK;
+}
+
+/* role, cstate, dstate, sh-status: one resource, printed as drbdadm does. */
+int cmd_ctl_show(struct cli *cli, int argc, char **argv)
+{
+	json_object *resp, *list, *r, *vols, *v;
+	int rc;
+	size_t i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: tandemadm %s RES\n", cli->verb);
+		return EXIT_USAGE;
+	}
+	resp = status_of(cli, argv[1], &rc);
+	if (!resp)
+		return rc;
+	json_object_object_get_ex(resp, "resources", &list);
+	r = json_object_array_get_idx(list, 0);
+	json_object_object_get_ex(r, "volumes", &vols);
+	if (!strcmp(cli->verb, "role")) {
+		printf("%s/%s\n", jstr(r, "role"), jstr(r, "peer_role"));
+	} else if (!strcmp(cli->verb, "cstate")) {
+		printf("%s\n", jstr(r, "connection"));
+	} else if (!strcmp(cli->verb, "dstate")) {
+		for (i = 0; i < json_object_array_length(vols); i++) {
+			v = json_object_array_get_idx(vols, i);
+			printf("%s/%s\n", jstr(v, "disk"), jstr(v, "peer_disk"));
+		}
+	} else { /* sh-status: shell-evaluable, like drbdsetup sh-status */
+		printf("_res_name=%s\n_role=%s\n_peer=%s\n_cstate=%s\n", jstr(r, "name"),
+		       jstr(r, "role"), jstr(r, "peer_role"), jstr(r, "connection"));
+		for (i = 0; i < json_object_array_length(vols); i++) {
+			v = json_object_array_get_idx(vols, i);
+			printf("_volume=%s\n_minor=%s\n_disk=%s\n_pdsk=%s\n_size_sect=%s\n_export=%s\n"
+			       "_clients=%s\n_sh_status_process\n",
+			       jstr(v, "volume"), jstr(v, "minor"), jstr(v, "disk"),
+			       jstr(v, "peer_disk"), jstr(v, "size_sect"), jstr(v, "export"),
+			       *jstr(v, "clients") ? jstr(v, "clients") : "0");
+		}
+	}
+	json_object_put(resp);
+	return EXIT_OK;
+}

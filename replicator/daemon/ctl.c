@@ -1,0 +1,303 @@
+/*
+ * ctl: the control socket (doc/control-protocol.md): newline-delimited
+ * JSON requests from root, one handler row per command, answered on the
+ * daemon's event loop.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "tandemd.h"
+
+#define CTL_LINE_MAX (64 * 1024)
+
+struct ctl {
+	struct tandemd *d;
+	int lfd;
+	char path[108];
+};
+
+struct ctl_client {
+	struct ctl *ctl;
+	int fd;
+	size_t len;
+	char buf[CTL_LINE_MAX];
+};
+
+typedef json_object *(*ctl_handler)(struct tandemd *d, json_object *req, struct reply_err *e);
+
+static const char *req_str(json_object *req, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(req, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+static bool req_bool(json_object *req, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(req, key, &v) && json_object_get_boolean(v);
+}
+
+/* The resource a request names, or NULL with e filled. */
+static struct resource *req_res(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	const char *name = req_str(req, "res");
+	struct resource *r;
+
+	if (!name) {
+		e->exit = 1;
+		snprintf(e->msg, sizeof(e->msg), "the request names no resource ('res')");
+		return NULL;
+	}
+	r = resource_find(d, name);
+	if (!r) {
+		e->exit = 10;
+		snprintf(e->msg, sizeof(e->msg), "'%s' is not a resource of this node in %s", name,
+			 d->conf_path);
+		snprintf(e->hint, sizeof(e->hint), "'tandemadm sh-resources' lists them");
+	}
+	return r;
+}
+
+static json_object *h_status(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	json_object *o = json_object_new_object(), *list = json_object_new_array();
+	const char *name = req_str(req, "res");
+	unsigned int i;
+
+	if (name && !req_res(d, req, e)) {
+		json_object_put(o);
+		json_object_put(list);
+		return NULL;
+	}
+	for (i = 0; i < d->n_res; i++)
+		if (!name || !strcmp(name, d->res[i].name))
+			json_object_array_add(list, resource_status(&d->res[i]));
+	json_object_object_add(o, "resources", list);
+	return o;
+}
+
+#define SIMPLE_HANDLER(fn, call)                                                                   \
+	static json_object *fn(struct tandemd *d, json_object *req, struct reply_err *e)           \
+	{                                                                                          \
+		struct resource *r = req_res(d, req, e);                                           \
+                                                                                                   \
+		if (!r || (call) < 0)                                                              \
+			return NULL;                                                               \
+		return json_object_new_object();                                                   \
+	}
+
+SIMPLE_HANDLER(h_up, resource_up(r, e))
+SIMPLE_HANDLER(h_down, resource_down(r, req_bool(req, "force"), e))
+SIMPLE_HANDLER(h_primary, resource_primary(r, req_bool(req, "force"), e))
+SIMPLE_HANDLER(h_secondary, resource_secondary(r, req_bool(req, "force"), e))
+SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
+
+static json_object *h_not_yet(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	e->exit = 20;
+	snprintf(e->msg, sizeof(e->msg),
+		 "'%s' needs replication, which this version of tandemd does not have yet",
+		 req_str(req, "cmd"));
+	return NULL;
+}
+
+static const struct {
+	const char *cmd;
+	ctl_handler fn;
+} handlers[] = {
+	{"status", h_status},
+	{"up", h_up},
+	{"attach", h_up},
+	{"down", h_down},
+	{"detach", h_down},
+	{"primary", h_primary},
+	{"secondary", h_secondary},
+	{"new-current-uuid", h_new_current_uuid},
+	{"connect", h_not_yet},
+	{"disconnect", h_not_yet},
+	{"adjust", h_not_yet},
+};
+
+static json_object *dispatch(struct tandemd *d, const char *line)
+{
+	struct reply_err e = {0};
+	json_object *req = json_tokener_parse(line), *res = NULL;
+	const char *cmd;
+	size_t i;
+
+	if (!req || !json_object_is_type(req, json_type_object)) {
+		e.exit = 1;
+		snprintf(e.msg, sizeof(e.msg), "the request is not a JSON object");
+	} else if (!(cmd = req_str(req, "cmd"))) {
+		e.exit = 1;
+		snprintf(e.msg, sizeof(e.msg), "the request has no 'cmd'");
+	} else {
+		for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
+			if (!strcmp(handlers[i].cmd, cmd))
+				break;
+		if (i == sizeof(handlers) / sizeof(handlers[0])) {
+			e.exit = 1;
+			snprintf(e.msg, sizeof(e.msg), "unknown command '%s'", cmd);
+		} else {
+			res = handlers[i].fn(d, req, &e);
+		}
+	}
+	json_object_put(req);
+	if (res) {
+		json_object_object_add(res, "ok", json_object_new_boolean(true));
+		return res;
+	}
+	res = json_object_new_object();
+	json_object_object_add(res, "ok", json_object_new_boolean(false));
+	json_object_object_add(res, "exit", json_object_new_int(e.exit ? e.exit : 20));
+	if (e.ss)
+		json_object_object_add(res, "ss", json_object_new_int(e.ss));
+	json_object_object_add(res, "error", json_object_new_string(e.msg[0] ? e.msg : "failed"));
+	if (e.hint[0])
+		json_object_object_add(res, "hint", json_object_new_string(e.hint));
+	return res;
+}
+
+/* Remove the client from the loop (also from its own callback, which then
+ * returns 0), close and free it. */
+static void client_close(struct ctl_client *cl)
+{
+	qb_loop_poll_del(cl->ctl->d->loop, cl->fd);
+	close(cl->fd);
+	free(cl);
+}
+
+static int32_t client_readable(int32_t fd, int32_t revents, void *data)
+{
+	struct ctl_client *cl = data;
+	ssize_t r;
+	char *nl;
+
+	r = read(fd, cl->buf + cl->len, sizeof(cl->buf) - cl->len - 1);
+	if (r <= 0) {
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		client_close(cl);
+		return 0;
+	}
+	cl->len += (size_t)r;
+	cl->buf[cl->len] = '\0';
+	while ((nl = memchr(cl->buf, '\n', cl->len))) {
+		json_object *res;
+		const char *out;
+
+		*nl = '\0';
+		res = dispatch(cl->ctl->d, cl->buf);
+		out = json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN);
+		if (send(fd, out, strlen(out), MSG_NOSIGNAL) < 0 ||
+		    send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+			json_object_put(res);
+			client_close(cl);
+			return 0;
+		}
+		json_object_put(res);
+		cl->len -= (size_t)(nl + 1 - cl->buf);
+		memmove(cl->buf, nl + 1, cl->len);
+	}
+	if (cl->len >= sizeof(cl->buf) - 1) {
+		const char *msg = "{\"ok\":false,\"exit\":1,\"error\":\"request longer than 64 KiB\"}\n";
+
+		if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
+			log_warn("control client went away");
+		client_close(cl);
+		return 0;
+	}
+	return 0;
+}
+
+static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
+{
+	struct ctl *c = data;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct ctl_client *cl;
+	int cfd;
+
+	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd < 0)
+		return 0;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		const char *msg = "{\"ok\":false,\"exit\":20,\"error\":\"only root may control "
+				  "tandemd\"}\n";
+
+		log_warn("control connection from uid %d refused: only root", (int)cred.uid);
+		if (send(cfd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
+			log_debug("refused client went away");
+		close(cfd);
+		return 0;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (!cl || qb_loop_poll_add(c->d->loop, QB_LOOP_MED, cfd, POLLIN, cl, client_readable) !=
+			   0) {
+		free(cl);
+		close(cfd);
+		return 0;
+	}
+	cl->ctl = c;
+	cl->fd = cfd;
+	return 0;
+}
+
+int ctl_start(struct tandemd *d, const char *path, struct ctl **out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ctl *c;
+	int rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->d = d;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	unlink(path);
+	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(c->lfd, 16) < 0) {
+		rc = -errno;
+		if (c->lfd >= 0)
+			close(c->lfd);
+		free(c);
+		return rc;
+	}
+	rc = qb_loop_poll_add(d->loop, QB_LOOP_MED, c->lfd, POLLIN, c, ctl_acceptable);
+	if (rc != 0) {
+		close(c->lfd);
+		free(c);
+		return rc < 0 ? rc : -EIO;
+	}
+	*out = c;
+	return 0;
+}
+
+void ctl_stop(struct ctl *c)
+{
+	if (!c)
+		return;
+	qb_loop_poll_del(c->d->loop, c->lfd);
+	close(c->lfd);
+	unlink(c->path);
+	free(c);
+}

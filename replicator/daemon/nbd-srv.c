@@ -1,0 +1,425 @@
+/*
+ * nbd-srv: the NBD export of a Primary resource: a Unix socket
+ * RUNDIR/<res>.nbd (mode 0600), one thread accepting, one thread per
+ * connection (handshake, then requests in order). Export names: "<res>"
+ * for volume 0 (also the default export ""), "<res>/<vnr>" for others.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/time.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "nbd-handshake.h"
+#include "nbd-proto.h"
+#include "nbd-request.h"
+#include "tandemd.h"
+
+#define HANDSHAKE_TIMEOUT_MS 10000
+#define MAX_CONNS 64
+
+struct nbd_conn {
+	struct nbd_srv *srv;
+	int fd;
+	pthread_t thread;
+	bool done;
+	struct nbd_conn *next;
+};
+
+struct nbd_srv {
+	struct resource *res;
+	char path[108];
+	int lfd;
+	int stop_pipe[2];
+	pthread_t thread;
+	pthread_mutex_t lock;
+	struct nbd_conn *conns;
+	atomic_uint clients;
+	bool stopping;
+};
+
+static struct volume *volume_by_export(struct resource *r, const char *name)
+{
+	size_t n = strlen(r->name);
+	unsigned long vnr = 0;
+	unsigned int i;
+	char *end;
+
+	if (name[0] != '\0' && strcmp(name, r->name) != 0) {
+		if (strncmp(name, r->name, n) || name[n] != '/' || !name[n + 1])
+			return NULL;
+		vnr = strtoul(name + n + 1, &end, 10);
+		if (*end)
+			return NULL;
+	}
+	for (i = 0; i < r->n_vols; i++)
+		if (r->vols[i].vnr == vnr)
+			return &r->vols[i];
+	return NULL;
+}
+
+static int export_info(struct volume *v, struct nbd_export_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = v->size_sect * 512;
+	out->flags = NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH | NBD_FLAG_SEND_FUA |
+		     NBD_FLAG_SEND_TRIM | NBD_FLAG_SEND_WRITE_ZEROES |
+		     /* a FLUSH syncs the whole backing device: every completed write of
+		      * every connection is durable after it */
+		     NBD_FLAG_CAN_MULTI_CONN;
+	out->min_block = 1;
+	out->pref_block = 4096;
+	out->max_block = NBD_REQUEST_MAX_PAYLOAD;
+	return 0;
+}
+
+static int find_export(void *ctx, const char *name, struct nbd_export_info *out, char *msg,
+		       size_t msglen)
+{
+	struct nbd_srv *s = ctx;
+	struct volume *v = volume_by_export(s->res, name);
+
+	if (!v) {
+		snprintf(msg, msglen, "no export '%s' here (try '%s')", name, s->res->name);
+		return -ENOENT;
+	}
+	if (s->stopping) {
+		snprintf(msg, msglen, "%s is being demoted", s->res->name);
+		return -ESHUTDOWN;
+	}
+	export_info(v, out);
+	out->name = NULL;
+	out->description = s->res->name;
+	return 0;
+}
+
+static int list_exports(void *ctx, int (*emit)(void *h, const char *name, const char *desc),
+			void *h)
+{
+	struct nbd_srv *s = ctx;
+	char name[300];
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < s->res->n_vols; i++) {
+		if (s->res->vols[i].vnr == 0)
+			snprintf(name, sizeof(name), "%s", s->res->name);
+		else
+			snprintf(name, sizeof(name), "%s/%u", s->res->name, s->res->vols[i].vnr);
+		rc = emit(h, name, "tandem volume");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct nbd_handshake_ops hs_ops = {
+	.find = find_export,
+	.list = list_exports,
+};
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = read(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -ECONNRESET;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int reply(int fd, uint32_t err, uint64_t cookie, const void *data, size_t len)
+{
+	uint8_t hdr[16];
+	int rc;
+
+	nbd_request_encode_reply(hdr, err, cookie);
+	rc = write_full(fd, hdr, sizeof(hdr));
+	if (rc == 0 && !err && len)
+		rc = write_full(fd, data, len);
+	return rc;
+}
+
+/* Serve requests until the client disconnects or asks to. */
+static void transmission(struct nbd_conn *c, struct volume *v,
+			 const struct nbd_export_limits *lim)
+{
+	const char *res = c->srv->res->name;
+	uint8_t hdr[28];
+	char *buf = malloc(NBD_REQUEST_MAX_PAYLOAD);
+	struct nbd_request req;
+	const char *why;
+	uint32_t err;
+	int rc;
+
+	if (!buf)
+		return;
+	for (;;) {
+		if (read_full(c->fd, hdr, sizeof(hdr)) < 0)
+			break;
+		if (nbd_request_decode(hdr, &req) < 0) {
+			log_res(LOG_WARNING, res, "NBD client sent a bad request magic; closing it");
+			break;
+		}
+		err = nbd_request_validate(&req, lim, &why);
+		if (err) {
+			uint32_t drain = nbd_request_payload(&req);
+
+			log_res(LOG_WARNING, res, "NBD request %s offset %llu length %u refused: %s",
+				nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
+				req.length, why);
+			if (drain && (!nbd_request_drainable(&req) ||
+				      read_full(c->fd, buf, drain) < 0))
+				break;
+			if (reply(c->fd, err, req.cookie, NULL, 0) < 0)
+				break;
+			continue;
+		}
+		rc = 0;
+		switch (req.type) {
+		case NBD_CMD_READ:
+			rc = volume_read(v, buf, req.offset, req.length);
+			break;
+		case NBD_CMD_WRITE:
+			if (read_full(c->fd, buf, req.length) < 0)
+				goto out;
+			rc = volume_write(v, buf, req.offset, req.length,
+					  req.flags & NBD_CMD_FLAG_FUA);
+			break;
+		case NBD_CMD_FLUSH:
+			rc = volume_flush(v);
+			break;
+		case NBD_CMD_TRIM:
+		case NBD_CMD_WRITE_ZEROES:
+			rc = volume_trim(v, req.offset, req.length,
+					 req.type == NBD_CMD_WRITE_ZEROES,
+					 !(req.flags & NBD_CMD_FLAG_NO_HOLE));
+			if (rc == 0 && (req.flags & NBD_CMD_FLAG_FUA))
+				rc = volume_flush(v);
+			break;
+		case NBD_CMD_DISC:
+			goto out;
+		default:
+			rc = -ENOTSUP;
+		}
+		if (rc < 0)
+			log_res(LOG_ERR, res, "NBD %s offset %llu length %u failed: %s",
+				nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
+				req.length, strerror(-rc));
+		if (reply(c->fd, rc < 0 ? nbd_proto_errno(rc) : 0, req.cookie, buf,
+			  req.type == NBD_CMD_READ ? req.length : 0) < 0)
+			break;
+	}
+out:
+	free(buf);
+}
+
+static void *conn_thread(void *arg)
+{
+	struct nbd_conn *c = arg;
+	struct nbd_handshake_result *hs = calloc(1, sizeof(*hs));
+	struct volume *v;
+
+	if (hs && nbd_handshake(c->fd, HANDSHAKE_TIMEOUT_MS, &hs_ops, c->srv, hs) == 0 &&
+	    (v = volume_by_export(c->srv->res, hs->name))) {
+		struct timeval tv = {0, 0};
+
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		atomic_fetch_add(&c->srv->clients, 1);
+		log_res(LOG_INFO, c->srv->res->name, "NBD client connected to export '%s'",
+			hs->name[0] ? hs->name : c->srv->res->name);
+		transmission(c, v, &hs->limits);
+		atomic_fetch_sub(&c->srv->clients, 1);
+		log_res(LOG_INFO, c->srv->res->name, "NBD client disconnected");
+	} else if (hs && hs->err[0]) {
+		log_res(LOG_INFO, c->srv->res->name, "NBD handshake ended: %s", hs->err);
+	}
+	free(hs);
+	shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_lock(&c->srv->lock);
+	c->done = true;
+	pthread_mutex_unlock(&c->srv->lock);
+	return NULL;
+}
+
+/* Join finished connection threads (lock held). */
+static void reap(struct nbd_srv *s)
+{
+	struct nbd_conn **pp = &s->conns, *c;
+
+	while ((c = *pp)) {
+		if (c->done) {
+			*pp = c->next;
+			pthread_join(c->thread, NULL);
+			close(c->fd);
+			free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+static void *accept_thread(void *arg)
+{
+	struct nbd_srv *s = arg;
+	struct pollfd p[2] = {{s->lfd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
+
+	for (;;) {
+		struct nbd_conn *c;
+		unsigned int n = 0;
+		int fd;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		reap(s);
+		for (c = s->conns; c; c = c->next)
+			n++;
+		c = n < MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+		if (c) {
+			c->srv = s;
+			c->fd = fd;
+			if (pthread_create(&c->thread, NULL, conn_thread, c) == 0) {
+				c->next = s->conns;
+				s->conns = c;
+			} else {
+				free(c);
+				c = NULL;
+			}
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!c) {
+			log_res(LOG_WARNING, s->res->name,
+				"NBD connection refused: %u connections already", n);
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+int nbd_srv_start(struct resource *r, struct reply_err *e)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct nbd_srv *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		e->exit = 20;
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -ENOMEM;
+	}
+	s->res = r;
+	s->lfd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	if ((size_t)snprintf(s->path, sizeof(s->path), "%s/%s.nbd", r->d->run_dir, r->name) >=
+	    sizeof(s->path)) {
+		e->exit = 10;
+		snprintf(e->msg, sizeof(e->msg), "the NBD socket path for %s is too long", r->name);
+		goto fail;
+	}
+	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
+	unlink(s->path);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(s->path, 0600) < 0 || listen(s->lfd, 16) < 0 ||
+	    pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
+		e->exit = 20;
+		snprintf(e->msg, sizeof(e->msg), "cannot listen on %s: %s", s->path,
+			 strerror(errno));
+		goto fail;
+	}
+	if (pthread_create(&s->thread, NULL, accept_thread, s) != 0) {
+		e->exit = 20;
+		snprintf(e->msg, sizeof(e->msg), "cannot start the NBD listener thread");
+		goto fail;
+	}
+	r->nbd = s;
+	log_res(LOG_INFO, r->name, "NBD export on %s", s->path);
+	return 0;
+fail:
+	if (s->lfd >= 0)
+		close(s->lfd);
+	unlink(s->path);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return -EIO;
+}
+
+void nbd_srv_stop(struct nbd_srv *s)
+{
+	struct nbd_conn *c;
+
+	s->stopping = true;
+	if (write(s->stop_pipe[1], "x", 1) < 0)
+		log_res(LOG_WARNING, s->res->name, "cannot wake the NBD listener");
+	pthread_join(s->thread, NULL);
+	close(s->lfd);
+	unlink(s->path);
+	pthread_mutex_lock(&s->lock);
+	for (c = s->conns; c; c = c->next)
+		shutdown(c->fd, SHUT_RDWR); /* forced demotion: drop the clients */
+	pthread_mutex_unlock(&s->lock);
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		reap(s);
+		c = s->conns;
+		pthread_mutex_unlock(&s->lock);
+		if (!c)
+			break;
+		usleep(10000);
+	}
+	close(s->stop_pipe[0]);
+	close(s->stop_pipe[1]);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+unsigned int nbd_srv_clients(const struct nbd_srv *s)
+{
+	return atomic_load(&((struct nbd_srv *)s)->clients);
+}
+
+const char *nbd_srv_path(const struct nbd_srv *s)
+{
+	return s->path;
+}

@@ -1,0 +1,394 @@
+/*
+ * resource: one configured resource: its state (role, disk, connection),
+ * its volumes, the state changes operators ask for (checked against the
+ * rule table in state.c and logged by name), and its status.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "gi.h"
+#include "log.h"
+#include "tandemd.h"
+
+#define ERRF(e, code, ...)                                                                         \
+	do {                                                                                       \
+		(e)->exit = (code);                                                                \
+		snprintf((e)->msg, sizeof((e)->msg), __VA_ARGS__);                                 \
+	} while (0)
+
+int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr)
+{
+	const struct conf_vol *cv;
+	unsigned int n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->d = d;
+	r->cr = cr;
+	r->name = cr->name;
+	r->st.role = ROLE_SECONDARY;
+	r->st.peer = ROLE_UNKNOWN;
+	r->st.disk = DISK_DISKLESS;
+	r->st.pdsk = DISK_DUNKNOWN;
+	r->st.conn = CONN_STANDALONE;
+	for (cv = cr->me->vols; cv; cv = cv->next)
+		n++;
+	r->vols = calloc(n, sizeof(*r->vols));
+	if (!r->vols)
+		return -ENOMEM;
+	r->n_vols = n;
+	for (n = 0, cv = cr->me->vols; cv; cv = cv->next, n++) {
+		struct volume *v = &r->vols[n];
+
+		v->res = r;
+		v->cv = cv;
+		v->vnr = cv->vnr;
+		v->disk = DISK_DISKLESS;
+		pthread_mutex_init(&v->lock, NULL);
+		pthread_cond_init(&v->cond, NULL);
+	}
+	return 0;
+}
+
+void resource_fini(struct resource *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols; i++) {
+		pthread_mutex_destroy(&r->vols[i].lock);
+		pthread_cond_destroy(&r->vols[i].cond);
+	}
+	free(r->vols);
+}
+
+struct resource *resource_find(struct tandemd *d, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->n_res; i++)
+		if (!strcmp(d->res[i].name, name))
+			return &d->res[i];
+	return NULL;
+}
+
+/* The worst disk state of the volumes is the resource's. */
+static enum state_disk worst_disk(const struct resource *r)
+{
+	enum state_disk d = DISK_UPTODATE;
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols; i++)
+		if (r->vols[i].disk < d)
+			d = r->vols[i].disk;
+	return r->n_vols ? d : DISK_DISKLESS;
+}
+
+void resource_set_state(struct resource *r, const struct state *ns, const char *why)
+{
+	struct state os = r->st;
+
+	if (os.role != ns->role)
+		log_res(LOG_NOTICE, r->name, "role( %s -> %s )%s%s", state_role_name(os.role),
+			state_role_name(ns->role), why ? " " : "", why ? why : "");
+	if (os.disk != ns->disk)
+		log_res(LOG_NOTICE, r->name, "disk( %s -> %s )%s%s", state_disk_name(os.disk),
+			state_disk_name(ns->disk), why ? " " : "", why ? why : "");
+	if (os.conn != ns->conn)
+		log_res(LOG_NOTICE, r->name, "conn( %s -> %s )", state_conn_name(os.conn),
+			state_conn_name(ns->conn));
+	if (os.pdsk != ns->pdsk)
+		log_res(LOG_NOTICE, r->name, "pdsk( %s -> %s )", state_disk_name(os.pdsk),
+			state_disk_name(ns->pdsk));
+	r->st = *ns;
+}
+
+static struct state_ctx ctx_of(const struct resource *r, bool force)
+{
+	const char *fencing = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "fencing");
+	struct state_ctx ctx = {
+		.allow_two_primaries =
+			conf_res_bool(r->d->conf, r->cr, CONF_SECT_NET, "allow-two-primaries"),
+		.fencing = !strcmp(fencing, "resource-only")	      ? FENCING_RESOURCE_ONLY
+			   : !strcmp(fencing, "resource-and-stonith") ? FENCING_RESOURCE_AND_STONITH
+								      : FENCING_DONT_CARE,
+		.device_open = r->nbd && nbd_srv_clients(r->nbd) > 0,
+		.force = force,
+	};
+	return ctx;
+}
+
+/* Check a change; on refusal fill e the way drbdsetup reports it. */
+static bool allowed(struct resource *r, const struct state *ns, bool force, struct reply_err *e)
+{
+	struct state_ctx ctx = ctx_of(r, force);
+	enum state_result ss = state_check(&r->st, ns, &ctx);
+
+	if (ss == SS_SUCCESS)
+		return true;
+	e->exit = state_result_exit(ss);
+	e->ss = ss;
+	snprintf(e->msg, sizeof(e->msg), "State change failed: (%d) %s", ss, state_result_text(ss));
+	switch (ss) {
+	case SS_DEVICE_IN_USE:
+		snprintf(e->hint, sizeof(e->hint),
+			 "%u NBD client(s) of %s are connected; stop them, or use --force",
+			 nbd_srv_clients(r->nbd), r->name);
+		break;
+	case SS_NO_UP_TO_DATE_DISK:
+		snprintf(e->hint, sizeof(e->hint),
+			 "the local disk is %s; 'primary --force' makes it UpToDate if you know "
+			 "this is the data to keep",
+			 state_disk_name(r->st.disk));
+		break;
+	case SS_PRIMARY_NOP:
+		snprintf(e->hint, sizeof(e->hint),
+			 "fencing is configured and the peer's disk is not known to be Outdated; "
+			 "outdate the peer or use --force");
+		break;
+	default:
+		break;
+	}
+	log_res(LOG_WARNING, r->name, "%s", e->msg);
+	return false;
+}
+
+int resource_up(struct resource *r, struct reply_err *e)
+{
+	struct state ns;
+	unsigned int i;
+	int rc;
+
+	if (r->up)
+		return 0;
+	for (i = 0; i < r->n_vols; i++) {
+		r->vols[i].disk = DISK_ATTACHING;
+		rc = volume_attach(&r->vols[i], e);
+		if (rc < 0) {
+			struct reply_err ignore = {0};
+
+			while (i-- > 0)
+				volume_detach(&r->vols[i], &ignore);
+			for (i = 0; i < r->n_vols; i++)
+				r->vols[i].disk = DISK_DISKLESS;
+			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
+			return rc;
+		}
+	}
+	r->up = true;
+	ns = r->st;
+	ns.disk = worst_disk(r);
+	resource_set_state(r, &ns, "attach");
+	return 0;
+}
+
+int resource_down(struct resource *r, bool force, struct reply_err *e)
+{
+	struct state ns;
+	unsigned int i;
+	int rc;
+
+	if (!r->up)
+		return 0;
+	if (r->st.role == ROLE_PRIMARY) {
+		rc = resource_secondary(r, force, e);
+		if (rc < 0)
+			return rc;
+	}
+	for (i = 0; i < r->n_vols; i++) {
+		rc = volume_detach(&r->vols[i], e);
+		if (rc < 0)
+			return rc;
+	}
+	r->up = false;
+	ns = r->st;
+	ns.disk = DISK_DISKLESS;
+	resource_set_state(r, &ns, "detach");
+	return 0;
+}
+
+static int write_all_sb(struct resource *r, struct reply_err *e)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < r->n_vols; i++) {
+		pthread_mutex_lock(&r->vols[i].lock);
+		rc = volume_sync_sb(&r->vols[i]);
+		pthread_mutex_unlock(&r->vols[i].lock);
+		if (rc < 0) {
+			ERRF(e, 20, "volume %u: cannot write the superblock: %s", r->vols[i].vnr,
+			     strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v ^= (uint64_t)(uintptr_t)&v * 0x9e3779b97f4a7c15ULL;
+	return v;
+}
+
+int resource_primary(struct resource *r, bool force, struct reply_err *e)
+{
+	struct state ns = r->st;
+	unsigned int i;
+	int rc;
+
+	if (!r->up) {
+		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
+		return -ENODEV;
+	}
+	if (r->st.role == ROLE_PRIMARY)
+		return 0;
+	ns.role = ROLE_PRIMARY;
+	if (force && ns.disk >= DISK_INCONSISTENT && ns.disk < DISK_UPTODATE)
+		ns.disk = DISK_UPTODATE; /* checked below like any promotion */
+	if (!allowed(r, &ns, force, e))
+		return -EPERM;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		if (force && v->disk < DISK_UPTODATE) {
+			log_res(LOG_WARNING, r->name, "volume %u: Forced to consider local data as "
+						      "UpToDate!",
+				v->vnr);
+			gi_new_current(&g, random_u64(), true);
+			v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+			v->disk = DISK_UPTODATE;
+		} else if (r->st.conn < CONN_CONNECTED && g.uuid[GI_BITMAP] == 0) {
+			/* promoted without the peer: a new data generation starts */
+			gi_new_current(&g, random_u64(), true);
+		}
+		gi_set_role(&g, true);
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		v->sb.flags |= MDF_PRIMARY_IND;
+		pthread_mutex_unlock(&v->lock);
+	}
+	rc = write_all_sb(r, e);
+	if (rc < 0)
+		return rc;
+	rc = nbd_srv_start(r, e);
+	if (rc < 0)
+		return rc;
+	resource_set_state(r, &ns, force ? "primary --force" : "primary");
+	return 0;
+}
+
+int resource_secondary(struct resource *r, bool force, struct reply_err *e)
+{
+	struct state ns = r->st;
+	unsigned int i;
+
+	if (r->st.role != ROLE_PRIMARY)
+		return 0;
+	ns.role = ROLE_SECONDARY;
+	if (!allowed(r, &ns, force, e))
+		return -EBUSY;
+	if (r->nbd) {
+		nbd_srv_stop(r->nbd);
+		r->nbd = NULL;
+	}
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+
+		volume_flush(v);
+		pthread_mutex_lock(&v->lock);
+		v->sb.flags &= ~MDF_PRIMARY_IND;
+		v->sb.uuid[MD_UI_CURRENT] &= ~1ULL;
+		pthread_mutex_unlock(&v->lock);
+	}
+	resource_set_state(r, &ns, force ? "secondary --force" : "secondary");
+	return write_all_sb(r, e);
+}
+
+int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e)
+{
+	unsigned int i;
+
+	if (!r->up) {
+		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
+		return -ENODEV;
+	}
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		if (clear_bitmap)
+			gi_new_current_clear_bitmap(&g, random_u64(), r->st.role == ROLE_PRIMARY);
+		else
+			gi_new_current(&g, random_u64(), r->st.role == ROLE_PRIMARY);
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		pthread_mutex_unlock(&v->lock);
+	}
+	log_res(LOG_NOTICE, r->name, "new current UUID%s", clear_bitmap ? " (bitmap cleared)" : "");
+	return write_all_sb(r, e);
+}
+
+json_object *resource_status(struct resource *r)
+{
+	json_object *o = json_object_new_object(), *vols = json_object_new_array();
+	unsigned int i;
+
+	json_object_object_add(o, "name", json_object_new_string(r->name));
+	json_object_object_add(o, "up", json_object_new_boolean(r->up));
+	json_object_object_add(o, "role", json_object_new_string(state_role_name(r->st.role)));
+	json_object_object_add(o, "peer_role", json_object_new_string(state_role_name(r->st.peer)));
+	json_object_object_add(o, "connection",
+			       json_object_new_string(r->up ? state_conn_name(r->st.conn)
+							    : "Unconfigured"));
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		json_object *jv = json_object_new_object(), *c = json_object_new_object();
+		char uuid[20];
+
+		pthread_mutex_lock(&v->lock);
+		json_object_object_add(jv, "volume", json_object_new_int((int)v->vnr));
+		json_object_object_add(jv, "minor", json_object_new_int(v->cv->minor));
+		json_object_object_add(jv, "disk", json_object_new_string(state_disk_name(v->disk)));
+		json_object_object_add(jv, "peer_disk",
+				       json_object_new_string(state_disk_name(r->st.pdsk)));
+		json_object_object_add(jv, "size_sect", json_object_new_uint64(v->size_sect));
+		if (v->md) {
+			snprintf(uuid, sizeof(uuid), "%016llX",
+				 (unsigned long long)v->sb.uuid[MD_UI_CURRENT]);
+			json_object_object_add(jv, "current_uuid", json_object_new_string(uuid));
+		}
+		if (r->nbd) {
+			json_object_object_add(jv, "export",
+					       json_object_new_string(nbd_srv_path(r->nbd)));
+			json_object_object_add(jv, "clients",
+					       json_object_new_int((int)nbd_srv_clients(r->nbd)));
+		}
+		json_object_object_add(c, "ns", json_object_new_int(0));
+		json_object_object_add(c, "nr", json_object_new_int(0));
+		json_object_object_add(c, "dw", json_object_new_uint64(v->c.dw));
+		json_object_object_add(c, "dr", json_object_new_uint64(v->c.dr));
+		json_object_object_add(c, "al", json_object_new_uint64(v->c.al));
+		json_object_object_add(c, "bm", json_object_new_uint64(v->c.bm));
+		json_object_object_add(c, "lo", json_object_new_int64(v->c.lo));
+		json_object_object_add(c, "pe", json_object_new_int(0));
+		json_object_object_add(c, "ua", json_object_new_int(0));
+		json_object_object_add(c, "ap", json_object_new_int64(v->c.ap));
+		json_object_object_add(c, "oos",
+				       json_object_new_uint64(v->bm ? bitmap_weight(v->bm) * 4 : 0));
+		json_object_object_add(jv, "counters", c);
+		pthread_mutex_unlock(&v->lock);
+		json_object_array_add(vols, jv);
+	}
+	json_object_object_add(o, "volumes", vols);
+	return o;
+}

@@ -1,0 +1,116 @@
+/*
+ * tandemd.h: private to the daemon (replicator/daemon): the daemon, its
+ * resources and volumes. Divided by file.
+ */
+#ifndef TANDEMD_H
+#define TANDEMD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <qb/qbloop.h>
+
+#include "al.h"
+#include "bitmap.h"
+#include "conf.h"
+#include "md.h"
+#include "state.h"
+
+struct resource;
+struct nbd_srv;
+
+/* A write in flight, for serialising overlapping writes. */
+struct inflight {
+	uint64_t off, len;
+	struct inflight *next;
+};
+
+/* /proc/drbd counters (KiB or counts), see doc/control-protocol.md. */
+struct counters {
+	uint64_t dw, dr, al, bm;
+	int64_t lo, ap;
+};
+
+struct volume {
+	struct resource *res;
+	const struct conf_vol *cv;
+	unsigned int vnr;
+	enum state_disk disk;
+	struct md *md; /* NULL while detached */
+	struct md_sb sb;
+	struct bitmap *bm;
+	struct al *al;
+	struct bdev *data;
+	uint64_t size_sect; /* exported size */
+	pthread_mutex_t lock; /* al, bm, sb, counters, inflight */
+	pthread_cond_t cond;
+	struct inflight *inflight;
+	struct counters c;
+};
+
+struct tandemd;
+
+struct resource {
+	struct tandemd *d;
+	const struct conf_res *cr;
+	const char *name;
+	bool up;
+	struct state st;
+	struct volume *vols;
+	unsigned int n_vols;
+	struct nbd_srv *nbd; /* while Primary */
+};
+
+struct tandemd {
+	struct conf *conf;
+	const char *conf_path;
+	const char *run_dir;
+	qb_loop_t *loop;
+	struct resource *res;
+	unsigned int n_res;
+	struct ctl *ctl;
+};
+
+/* A refusal to hand back to the control client. */
+struct reply_err {
+	int exit;  /* tandemadm exit code */
+	int ss;    /* SS_* or 0 */
+	char msg[512];
+	char hint[256];
+};
+
+/* volume.c */
+int volume_attach(struct volume *v, struct reply_err *e);
+int volume_detach(struct volume *v, struct reply_err *e);
+int volume_read(struct volume *v, void *buf, uint64_t off, uint32_t len);
+int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, bool fua);
+int volume_flush(struct volume *v);
+int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
+int volume_sync_sb(struct volume *v); /* write the superblock (lock held by caller) */
+
+/* resource.c */
+int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr);
+void resource_fini(struct resource *r);
+struct resource *resource_find(struct tandemd *d, const char *name);
+int resource_up(struct resource *r, struct reply_err *e);
+int resource_down(struct resource *r, bool force, struct reply_err *e);
+int resource_primary(struct resource *r, bool force, struct reply_err *e);
+int resource_secondary(struct resource *r, bool force, struct reply_err *e);
+int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e);
+json_object *resource_status(struct resource *r);
+void resource_set_state(struct resource *r, const struct state *ns, const char *why);
+
+/* nbd-srv.c */
+int nbd_srv_start(struct resource *r, struct reply_err *e);
+void nbd_srv_stop(struct nbd_srv *s);
+unsigned int nbd_srv_clients(const struct nbd_srv *s);
+const char *nbd_srv_path(const struct nbd_srv *s);
+
+/* ctl.c */
+struct ctl;
+int ctl_start(struct tandemd *d, const char *path, struct ctl **out);
+void ctl_stop(struct ctl *c);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * nbd-request: the transmission phase of the NBD front end as pure
+ * functions (doc/nbd-frontend.md, "Transmission"): decode a 28-byte
+ * request header, validate it against the export before acting on it,
+ * encode the 16-byte simple reply.
+ */
+#ifndef TANDEM_NBD_REQUEST_H
+#define TANDEM_NBD_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nbd-proto.h"
+
+/*
+ * Largest READ/WRITE when the export advertises no maximum block size,
+ * and the largest payload of a refused WRITE that is read and discarded
+ * (beyond it the connection is closed): 32 MiB, the spec's limit below
+ * which a length "SHOULD NOT be considered a denial of service attack".
+ */
+#define NBD_REQUEST_MAX_PAYLOAD (32u << 20)
+
+/* A request header in CPU order. */
+struct nbd_request {
+	uint16_t flags;  /* NBD_CMD_FLAG_* */
+	uint16_t type;   /* NBD_CMD_* */
+	uint64_t cookie; /* the client's handle, echoed in the reply */
+	uint64_t offset;
+	uint32_t length;
+};
+
+/* What a request is checked against: the export as the client saw it. */
+struct nbd_export_limits {
+	uint64_t size;      /* bytes */
+	uint16_t eflags;    /* transmission flags as sent (NBD_FLAG_*) */
+	uint32_t min_block; /* 0 or 1: no alignment; else offsets and lengths are multiples */
+	uint32_t max_block; /* READ/WRITE maximum; 0: NBD_REQUEST_MAX_PAYLOAD */
+};
+
+/* buf: NBD_REQUEST_SIZE bytes. 0, or -EPROTO on a bad magic (disconnect). */
+int nbd_request_decode(const void *buf, struct nbd_request *req);
+/* The inverse, for clients and tests: NBD_REQUEST_SIZE bytes into buf. */
+void nbd_request_encode(void *buf, const struct nbd_request *req);
+
+/*
+ * 0 if the daemon may carry out req on the export described by lim, else
+ * the NBD error to reply with (NBD_EINVAL, NBD_EPERM, NBD_ENOSPC), and
+ * *why (if why is not NULL) a constant string for the log. NBD_CMD_DISC
+ * is validated too, but never answered.
+ */
+uint32_t nbd_request_validate(const struct nbd_request *req, const struct nbd_export_limits *lim,
+			      const char **why);
+
+/* Bytes of payload that follow the header on the wire (WRITE: length). */
+uint32_t nbd_request_payload(const struct nbd_request *req);
+/*
+ * After a refused request: may its payload be read and discarded (true),
+ * or must the connection be closed (payload above NBD_REQUEST_MAX_PAYLOAD)?
+ */
+bool nbd_request_drainable(const struct nbd_request *req);
+
+/* The simple reply: NBD_REPLY_SIZE bytes into buf. */
+void nbd_request_encode_reply(void *buf, uint32_t error, uint64_t cookie);
+
+#endif
