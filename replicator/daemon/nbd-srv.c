@@ -90,7 +90,8 @@ static int find_export(void *ctx, const char *name, struct nbd_export_info *out,
 	struct volume *v = volume_by_export(s->res, name);
 
 	if (!v) {
-		snprintf(msg, msglen, "no export '%s' here (try '%s')", name, s->res->name);
+		/* the client's name is not echoed: it could carry anything */
+		snprintf(msg, msglen, "no such export here (try '%s')", s->res->name);
 		return -ENOENT;
 	}
 	if (s->stopping) {
@@ -195,6 +196,8 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 			log_res(LOG_WARNING, res, "NBD client sent a bad request magic; closing it");
 			break;
 		}
+		if (req.type == NBD_CMD_DISC)
+			break; /* never answered, whatever its fields */
 		err = nbd_request_validate(&req, lim, &why);
 		if (err) {
 			uint32_t drain = nbd_request_payload(&req);
@@ -231,8 +234,6 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 			if (rc == 0 && (req.flags & NBD_CMD_FLAG_FUA))
 				rc = volume_flush(v);
 			break;
-		case NBD_CMD_DISC:
-			goto out;
 		default:
 			rc = -ENOTSUP;
 		}

@@ -54,10 +54,8 @@ static int al_flush_extent(void *ctx, uint32_t extent)
 	int64_t rc;
 
 	bitmap_bits_to_pages((uint64_t)extent * 1024, 1024, &first, &last);
-	rc = bitmap_writeback(v->bm, first, last, bm_write_page, v);
-	if (rc < 0)
-		return (int)rc;
-	return rc > 0 ? bdev_flush(md_meta_bdev(v->md)) : 0;
+	rc = bitmap_writeback(v->bm, first, last, bm_write_page, v); /* durable pages */
+	return rc < 0 ? (int)rc : 0;
 }
 
 static const struct al_ops al_ops = {
@@ -367,8 +365,26 @@ int volume_flush(struct volume *v)
 	return bdev_flush(md_meta_bdev(v->md));
 }
 
-/* TRIM and WRITE_ZEROES map to fallocate; zeroing falls back to writes. */
+/* TRIM and WRITE_ZEROES map to fallocate; zeroing falls back to writes.
+ * Large ranges (up to 4 GiB) go in pieces the activity log can hold. */
+static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
+
 int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim)
+{
+	const uint32_t piece = 64u << 20; /* 16 extents */
+	int rc = 0;
+
+	while (len > 0 && rc == 0) {
+		uint32_t n = len < piece ? len : piece;
+
+		rc = trim_piece(v, off, n, zero, may_trim);
+		off += n;
+		len -= n;
+	}
+	return rc;
+}
+
+static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim)
 {
 	struct inflight me = {off, len, NULL};
 	int mode, rc;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bdev.h"
@@ -131,7 +132,7 @@ int bdev_pread(struct bdev *b, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off)
+static int do_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off, int rwf)
 {
 	const char *p = buf;
 	ssize_t r;
@@ -149,7 +150,9 @@ int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off)
 			fault_err = f.err;
 		}
 		if (chunk > 0) {
-			r = pwrite(b->fd, p, chunk, (off_t)off);
+			struct iovec iov = {(void *)p, chunk};
+
+			r = pwritev2(b->fd, &iov, 1, (off_t)off, rwf);
 			if (r < 0) {
 				if (errno == EINTR)
 					continue;
@@ -163,6 +166,23 @@ int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off)
 			return fault_err;
 	}
 	return 0;
+}
+
+int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off)
+{
+	return do_pwrite(b, buf, len, off, 0);
+}
+
+int bdev_pwrite_sync(struct bdev *b, const void *buf, size_t len, uint64_t off)
+{
+	int rc = do_pwrite(b, buf, len, off, RWF_DSYNC);
+
+	if (rc == -EOPNOTSUPP || rc == -EINVAL) { /* old kernel: write, then flush */
+		rc = do_pwrite(b, buf, len, off, 0);
+		if (rc == 0)
+			rc = bdev_flush(b);
+	}
+	return rc;
 }
 
 int bdev_flush(struct bdev *b)

@@ -37,6 +37,9 @@ int bdev_fd(const struct bdev *b);
 /* 0, or a negative errno; a read past the end is -ENODATA. */
 int bdev_pread(struct bdev *b, void *buf, size_t len, uint64_t off);
 int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off);
+/* A write that is durable when it returns (RWF_DSYNC: syncs this range
+ * only, not the other dirty data of the file, unlike bdev_flush()). */
+int bdev_pwrite_sync(struct bdev *b, const void *buf, size_t len, uint64_t off);
 int bdev_flush(struct bdev *b);
 /* Zero a range (BLKZEROOUT / fallocate, else writes of zeros). */
 int bdev_zero(struct bdev *b, uint64_t off, uint64_t len);

@@ -291,11 +291,9 @@ int md_load_sb(struct md *m, struct md_sb *sb, char *err, size_t errlen)
 int md_write_sb(struct md *m, const struct md_sb *sb)
 {
 	uint8_t buf[MD_SB_BYTES];
-	int rc;
 
 	md_sb_encode(sb, buf);
-	rc = bdev_pwrite(m->meta, buf, sizeof(buf), md_sb_offset(m));
-	return rc < 0 ? rc : bdev_flush(m->meta);
+	return bdev_pwrite_sync(m->meta, buf, sizeof(buf), md_sb_offset(m));
 }
 
 int md_read_al(struct md *m, void *buf)
@@ -305,12 +303,12 @@ int md_read_al(struct md *m, void *buf)
 
 int md_write_al_block(struct md *m, uint32_t block, const void *buf)
 {
-	int rc;
-
 	if (block >= m->layout.al_size_sect / 8)
 		return -EINVAL;
-	rc = bdev_pwrite(m->meta, buf, AL_BLOCK_BYTES, md_al_offset(m) + (uint64_t)block * 4096);
-	return rc < 0 ? rc : bdev_flush(m->meta);
+	/* durable by itself: an fdatasync of the (shared, for internal
+	 * metadata) descriptor would also write back all dirty data */
+	return bdev_pwrite_sync(m->meta, buf, AL_BLOCK_BYTES,
+				md_al_offset(m) + (uint64_t)block * 4096);
 }
 
 int md_init_al(struct md *m)
@@ -339,7 +337,7 @@ int md_write_bm_page(struct md *m, uint64_t page, const void *buf)
 {
 	if ((page + 1) * 8 > m->layout.bm_size_sect)
 		return -EINVAL;
-	return bdev_pwrite(m->meta, buf, 4096, md_bm_offset(m) + page * 4096);
+	return bdev_pwrite_sync(m->meta, buf, 4096, md_bm_offset(m) + page * 4096);
 }
 
 int md_create(struct md *m, uint32_t al_nr_extents, uint32_t peer_max_bio_size)

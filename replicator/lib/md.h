@@ -98,7 +98,7 @@ uint64_t md_bm_offset(const struct md *m);
 int md_read_sb(struct md *m, struct md_sb *sb);
 /* Read and md_sb_check() it. */
 int md_load_sb(struct md *m, struct md_sb *sb, char *err, size_t errlen);
-/* Write the superblock (and flush). */
+/* Write the superblock, durably (that range only). */
 int md_write_sb(struct md *m, const struct md_sb *sb);
 
 /* What create-md writes: initialised AL, zeroed bitmap, then (after a
@@ -110,7 +110,7 @@ int md_wipe(struct md *m);
 int md_read_al(struct md *m, void *buf);
 int md_write_al_block(struct md *m, uint32_t block, const void *buf);
 int md_init_al(struct md *m);
-/* Read or write 4 KiB pages of the bitmap area. */
+/* Read or write 4 KiB pages of the bitmap area (each write durable). */
 int md_read_bm(struct md *m, uint64_t page, void *buf, size_t pages);
 int md_write_bm_page(struct md *m, uint64_t page, const void *buf);
 

@@ -7,11 +7,13 @@
 # slower than 5 s (a "slow unit") fails the run too.
 #
 # usage: fuzz.sh SRCDIR SECONDS [LIBFUZZER-FLAGS...]
-# Run from the build directory holding ./fuzz-conf. Writes:
-#   fuzz-conf.corpus/     the working corpus (seeds + inputs found; kept
+# FUZZ_TARGET=conf (default) or nbd picks ./fuzz-conf or ./fuzz-nbd, its
+# seeds corpus/NAME/ and dictionary NAME.dict. Run from the build
+# directory holding the target. Writes:
+#   fuzz-NAME.corpus/     the working corpus (seeds + inputs found; kept
 #                         between runs, removed by make clean)
 #   fuzz-artifacts/       crash-*, leak-*, timeout-*, slow-unit-* reproducers
-#   fuzz-conf.log         libFuzzer's output
+#   fuzz-NAME.log         libFuzzer's output
 set -u
 
 if [ $# -lt 2 ]; then
@@ -22,22 +24,29 @@ srcdir=$1
 seconds=$2
 shift 2
 
-corpus=fuzz-conf.corpus
+name=${FUZZ_TARGET:-conf}
+target=fuzz-$name
+case $name in
+conf) max_len=8192 ;;
+nbd) max_len=20000 ;;
+*) echo "$0: unknown FUZZ_TARGET '$name'" >&2; exit 2 ;;
+esac
+corpus=$target.corpus
 artifacts=fuzz-artifacts
-log=fuzz-conf.log
+log=$target.log
 mkdir -p "$corpus" "$artifacts"
-cp "$srcdir"/corpus/conf/* "$corpus"/
+cp "$srcdir"/corpus/$name/* "$corpus"/
 chmod u+w "$corpus"/*
-seeds=$(find "$srcdir/corpus/conf" -type f | wc -l)
+seeds=$(find "$srcdir/corpus/$name" -type f | wc -l)
 
-echo "fuzz-conf: fuzzing for $seconds s from $seeds seeds (log: $log)"
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} ./fuzz-conf \
-	-max_len=8192 -timeout=10 -report_slow_units=5 -rss_limit_mb=2048 -print_final_stats=1 \
-	-dict="$srcdir/conf.dict" -max_total_time="$seconds" \
+echo "$target: fuzzing for $seconds s from $seeds seeds (log: $log)"
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} ./$target \
+	-max_len=$max_len -timeout=10 -report_slow_units=5 -rss_limit_mb=2048 -print_final_stats=1 \
+	-dict="$srcdir/$name.dict" -max_total_time="$seconds" \
 	-artifact_prefix="$artifacts/" "$@" "$corpus" >"$log" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q 'Test unit written to .*slow-unit-' "$log"; then
-	echo "fuzz-conf: an input took more than 5 s (a hang in a system call?)" >>"$log"
+	echo "$target: an input took more than 5 s (a hang in a system call?)" >>"$log"
 	rc=1
 fi
 
@@ -49,14 +58,14 @@ rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
 cov=$(echo "$status" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
 ft=$(echo "$status" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
 corp=$(echo "$status" | sed -n 's/.* corp: \([0-9]*\).*/\1/p')
-echo "fuzz-conf: ${runs:-?} runs (${speed:-?}/s), coverage ${cov:-?} edges, ${ft:-?} features, corpus ${corp:-?} inputs, peak RSS ${rss:-?} MB"
+echo "$target: ${runs:-?} runs (${speed:-?}/s), coverage ${cov:-?} edges, ${ft:-?} features, corpus ${corp:-?} inputs, peak RSS ${rss:-?} MB"
 
 if [ $rc -ne 0 ]; then
-	echo "fuzz-conf: FAIL (exit $rc):"
-	grep -E '^(SUMMARY|==[0-9]+== ?ERROR|fuzz-conf: |Slowest unit|.*runtime error:)' "$log" | head -n 10 | sed 's/^/    /'
+	echo "$target: FAIL (exit $rc):"
+	grep -E '^(SUMMARY|==[0-9]+== ?ERROR|fuzz-[a-z]*: |Slowest unit|.*runtime error:)' "$log" | head -n 10 | sed 's/^/    /'
 	sed -n 's/.*Test unit written to \(.*\)/    reproducer: \1/p' "$log"
-	echo "    reproduce with: ./fuzz-conf FILE (in $(pwd)); full log: $log"
+	echo "    reproduce with: ./$target FILE (in $(pwd)); full log: $log"
 	exit 1
 fi
-echo "fuzz-conf: PASS: no crash, leak or timeout"
+echo "$target: PASS: no crash, leak or timeout"
 exit 0
