@@ -177,6 +177,10 @@ int bdev_pwrite_sync(struct bdev *b, const void *buf, size_t len, uint64_t off)
 {
 	int rc = do_pwrite(b, buf, len, off, RWF_DSYNC);
 
+	/* the sync part of the write can fail too: the flush hook models it */
+	if (rc == 0 && b->faults && b->faults->on_flush)
+		rc = b->faults->on_flush(b->faults->ctx);
+
 	if (rc == -EOPNOTSUPP || rc == -EINVAL) { /* old kernel: write, then flush */
 		rc = do_pwrite(b, buf, len, off, 0);
 		if (rc == 0)
