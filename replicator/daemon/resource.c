@@ -15,12 +15,6 @@
 #include "log.h"
 #include "tandemd.h"
 
-#define ERRF(e, code, ...)                                                                         \
-	do {                                                                                       \
-		(e)->exit = (code);                                                                \
-		snprintf((e)->msg, sizeof((e)->msg), __VA_ARGS__);                                 \
-	} while (0)
-
 int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr)
 {
 	const struct conf_vol *cv;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 #include <qb/qbloop.h>
@@ -80,6 +81,12 @@ struct reply_err {
 	char msg[512];
 	char hint[256];
 };
+
+#define ERRF(e, code, ...)                                                                         \
+	do {                                                                                       \
+		(e)->exit = (code);                                                                \
+		snprintf((e)->msg, sizeof((e)->msg), __VA_ARGS__);                                 \
+	} while (0)
 
 /* volume.c */
 int volume_attach(struct volume *v, struct reply_err *e);

@@ -20,12 +20,6 @@
 #include "md-replay.h"
 #include "tandemd.h"
 
-#define ERRF(e, code, ...)                                                                         \
-	do {                                                                                       \
-		(e)->exit = (code);                                                                \
-		snprintf((e)->msg, sizeof((e)->msg), __VA_ARGS__);                                 \
-	} while (0)
-
 static int al_write_block(void *ctx, uint32_t block, const void *buf)
 {
 	struct volume *v = ctx;

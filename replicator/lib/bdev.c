@@ -96,32 +96,40 @@ void bdev_set_faults(struct bdev *b, const struct bdev_faults *f)
 	b->faults = f;
 }
 
-int bdev_pread(struct bdev *b, void *buf, size_t len, uint64_t off)
+/*
+ * Transfer all of [off, off + len), retrying short transfers; the fault
+ * hook (tests only) may shorten one system call or fail after it.
+ */
+static int do_io(struct bdev *b, char *p, size_t len, uint64_t off, bool write, int rwf)
 {
-	char *p = buf;
+	struct bdev_fault (*hook)(void *, uint64_t, size_t) = NULL;
 	ssize_t r;
 
 	if (off > b->size || len > b->size - off)
-		return -ENODATA;
+		return write ? -ENOSPC : -ENODATA;
+	if (b->faults)
+		hook = write ? b->faults->on_write : b->faults->on_read;
 	while (len > 0) {
 		size_t chunk = len;
 		int fault_err = 0;
 
-		if (b->faults && b->faults->on_read) {
-			struct bdev_fault f = b->faults->on_read(b->faults->ctx, off, len);
+		if (hook) {
+			struct bdev_fault f = hook(b->faults->ctx, off, len);
 
 			chunk = f.len < len ? f.len : len;
 			fault_err = f.err;
 		}
 		if (chunk > 0) {
-			r = pread(b->fd, p, chunk, (off_t)off);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
+			struct iovec iov = {p, chunk};
+
+			r = write ? pwritev2(b->fd, &iov, 1, (off_t)off, rwf)
+				  : preadv2(b->fd, &iov, 1, (off_t)off, 0);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
 				return -errno;
-			}
 			if (r == 0)
-				return -ENODATA;
+				return write ? -EIO : -ENODATA;
 			p += r;
 			off += (uint64_t)r;
 			len -= (size_t)r;
@@ -132,40 +140,14 @@ int bdev_pread(struct bdev *b, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+int bdev_pread(struct bdev *b, void *buf, size_t len, uint64_t off)
+{
+	return do_io(b, buf, len, off, false, 0);
+}
+
 static int do_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off, int rwf)
 {
-	const char *p = buf;
-	ssize_t r;
-
-	if (off > b->size || len > b->size - off)
-		return -ENOSPC;
-	while (len > 0) {
-		size_t chunk = len;
-		int fault_err = 0;
-
-		if (b->faults && b->faults->on_write) {
-			struct bdev_fault f = b->faults->on_write(b->faults->ctx, off, len);
-
-			chunk = f.len < len ? f.len : len;
-			fault_err = f.err;
-		}
-		if (chunk > 0) {
-			struct iovec iov = {(void *)p, chunk};
-
-			r = pwritev2(b->fd, &iov, 1, (off_t)off, rwf);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
-			p += r;
-			off += (uint64_t)r;
-			len -= (size_t)r;
-		}
-		if (fault_err)
-			return fault_err;
-	}
-	return 0;
+	return do_io(b, (char *)buf, len, off, true, rwf);
 }
 
 int bdev_pwrite(struct bdev *b, const void *buf, size_t len, uint64_t off)
