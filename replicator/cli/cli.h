@@ -37,6 +37,7 @@ const char *cli_run_dir(const struct cli *cli);
 int cmd_ctl_change(struct cli *cli, int argc, char **argv);
 int cmd_ctl_status(struct cli *cli, int argc, char **argv);
 int cmd_ctl_show(struct cli *cli, int argc, char **argv);
+int cmd_ctl_dstate(struct cli *cli, const char *res);
 
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);

@@ -235,7 +235,35 @@ int cmd_ctl_status(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* role, cstate, dstate, sh-status: one resource, printed as drbdadm does. */
+/*
+ * dstate: the daemon's view when it runs and has the resource up, else the
+ * state recorded in the metadata (offline, like drbdadm on a down node).
+ * Returns -1 when the caller should fall back to the metadata.
+ */
+int cmd_ctl_dstate(struct cli *cli, const char *res)
+{
+	json_object *req = request("status", res), *resp, *list, *r, *vols, *v, *up;
+	int rc;
+	size_t i;
+
+	resp = ctl_call(cli, req, true, &rc);
+	json_object_put(req);
+	if (!resp || !resp_ok(resp, cli, &rc) || !json_object_object_get_ex(resp, "resources", &list) ||
+	    !(r = json_object_array_get_idx(list, 0)) || !json_object_object_get_ex(r, "up", &up) ||
+	    !json_object_get_boolean(up)) {
+		json_object_put(resp);
+		return -1;
+	}
+	json_object_object_get_ex(r, "volumes", &vols);
+	for (i = 0; i < json_object_array_length(vols); i++) {
+		v = json_object_array_get_idx(vols, i);
+		printf("%s/%s\n", jstr(v, "disk"), jstr(v, "peer_disk"));
+	}
+	json_object_put(resp);
+	return EXIT_OK;
+}
+
+/* role, cstate, sh-status: one resource, printed as drbdadm does. */
 int cmd_ctl_show(struct cli *cli, int argc, char **argv)
 {
 	json_object *resp, *list, *r, *vols, *v;
@@ -256,11 +284,6 @@ int cmd_ctl_show(struct cli *cli, int argc, char **argv)
 		printf("%s/%s\n", jstr(r, "role"), jstr(r, "peer_role"));
 	} else if (!strcmp(cli->verb, "cstate")) {
 		printf("%s\n", jstr(r, "connection"));
-	} else if (!strcmp(cli->verb, "dstate")) {
-		for (i = 0; i < json_object_array_length(vols); i++) {
-			v = json_object_array_get_idx(vols, i);
-			printf("%s/%s\n", jstr(v, "disk"), jstr(v, "peer_disk"));
-		}
 	} else { /* sh-status: shell-evaluable, like drbdsetup sh-status */
 		printf("_res_name=%s\n_role=%s\n_peer=%s\n_cstate=%s\n", jstr(r, "name"),
 		       jstr(r, "role"), jstr(r, "peer_role"), jstr(r, "connection"));

@@ -631,6 +631,53 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* One RES or RES/VOL argument of a metadata verb. */
+static int run_arg(struct cli *cli, const struct conf *c, const struct md_verb *verb,
+		   const struct md_args *a, const char *arg)
+{
+	struct vol_ctx v = {.cli = cli, .conf = c, .args = a};
+	char name[256], *slash;
+	long vnr = -1;
+	bool found = false;
+	int rc, worst = EXIT_OK;
+
+	/* dstate of a resource that is up: the daemon knows better */
+	if (!strcmp(cli->verb, "dstate") && !strchr(arg, '/') && cmd_ctl_dstate(cli, arg) == EXIT_OK)
+		return EXIT_OK;
+	snprintf(name, sizeof(name), "%s", arg);
+	slash = strchr(name, '/');
+	if (slash) {
+		char *e;
+
+		*slash = '\0';
+		vnr = strtol(slash + 1, &e, 10);
+		if (*e || vnr < 0 || !slash[1]) {
+			fprintf(stderr, "tandemadm %s: '%s': expected RES or RES/VOLUME\n", cli->verb,
+				arg);
+			return EXIT_USAGE;
+		}
+	}
+	v.res = cli_local_res(cli, c, name, &rc);
+	if (!v.res)
+		return rc;
+	for (v.vol = v.res->me->vols; v.vol; v.vol = v.vol->next) {
+		if (vnr >= 0 && v.vol->vnr != (unsigned long)vnr)
+			continue;
+		found = true;
+		if (v.res->me->vols->next || vnr >= 0)
+			snprintf(v.name, sizeof(v.name), "%s/%u", name, v.vol->vnr);
+		else
+			snprintf(v.name, sizeof(v.name), "%s", name);
+		rc = run_volume(&v, verb);
+		worst = worst > rc ? worst : rc;
+	}
+	if (!found) {
+		fprintf(stderr, "tandemadm %s: resource %s has no volume %ld\n", cli->verb, name, vnr);
+		return EXIT_CONFIG;
+	}
+	return worst;
+}
+
 int cmd_md(struct cli *cli, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -697,46 +744,8 @@ int cmd_md(struct cli *cli, int argc, char **argv)
 	if (rc)
 		return rc;
 	for (; optind < argc; optind++) {
-		struct vol_ctx v = {.cli = cli, .conf = c, .args = &a};
-		char name[256], *slash;
-		long vnr = -1;
-		bool found = false;
-
-		snprintf(name, sizeof(name), "%s", argv[optind]);
-		slash = strchr(name, '/');
-		if (slash) {
-			char *e;
-
-			*slash = '\0';
-			vnr = strtol(slash + 1, &e, 10);
-			if (*e || vnr < 0 || !slash[1]) {
-				fprintf(stderr, "tandemadm %s: '%s': expected RES or RES/VOLUME\n",
-					cli->verb, argv[optind]);
-				worst = worst > EXIT_USAGE ? worst : EXIT_USAGE;
-				continue;
-			}
-		}
-		v.res = cli_local_res(cli, c, name, &rc);
-		if (!v.res) {
-			worst = worst > rc ? worst : rc;
-			continue;
-		}
-		for (v.vol = v.res->me->vols; v.vol; v.vol = v.vol->next) {
-			if (vnr >= 0 && v.vol->vnr != (unsigned long)vnr)
-				continue;
-			found = true;
-			if (v.res->me->vols->next || vnr >= 0)
-				snprintf(v.name, sizeof(v.name), "%s/%u", name, v.vol->vnr);
-			else
-				snprintf(v.name, sizeof(v.name), "%s", name);
-			rc = run_volume(&v, verb);
-			worst = worst > rc ? worst : rc;
-		}
-		if (!found) {
-			fprintf(stderr, "tandemadm %s: resource %s has no volume %ld\n", cli->verb,
-				name, vnr);
-			worst = worst > EXIT_CONFIG ? worst : EXIT_CONFIG;
-		}
+		rc = run_arg(cli, c, verb, &a, argv[optind]);
+		worst = worst > rc ? worst : rc;
 	}
 	conf_free(c);
 	return worst;

@@ -57,7 +57,7 @@ static const struct cmd cmds[] = {
 	{"get-gi", cmd_md, "RES[/VOL]...", "print the generation UUIDs and flags"},
 	{"show-gi", cmd_md, "RES[/VOL]...", "get-gi, explained"},
 	{"set-gi", cmd_md, "[--force] GI RES[/VOL]", "change UUIDs and flags (CUR:BM:H0:H1:c:u:p:C:f:o:cp)"},
-	{"dstate", cmd_md, "RES[/VOL]...", "disk state recorded in the metadata"},
+	{"dstate", cmd_md, "RES[/VOL]...", "disk state (tandemd's, else the metadata's)"},
 	{"outdate", cmd_md, "RES[/VOL]...", "mark the data Outdated (resource down)"},
 	{"wipe-md", cmd_md, "[--force] RES[/VOL]...", "destroy the metadata superblock"},
 	{"check-md", cmd_md, "RES[/VOL]...", "check superblock, sizes, activity log, bitmap"},

@@ -339,6 +339,36 @@ static void *accept_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * A configured /dev/nbdN is meant for the kernel's nbd client. Attaching
+ * it is not done yet; without the module (as on these machines) there is
+ * nothing to attach: say so once and serve the socket.
+ */
+static void note_kernel_nbd(struct resource *r)
+{
+	static bool said;
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols && !said; i++) {
+		const char *dev = r->vols[i].cv->device;
+
+		if (!dev || strncmp(dev, "/dev/nbd", 8))
+			continue;
+		said = true;
+		if (access("/sys/module/nbd", F_OK) != 0)
+			log_res(LOG_NOTICE, r->name,
+				"%s is configured but this kernel has no nbd module: serving the "
+				"socket only (nbdfuse + losetup give a block device; see "
+				"tandemd(8))",
+				dev);
+		else
+			log_res(LOG_WARNING, r->name,
+				"%s is configured; attaching the kernel nbd device is not "
+				"implemented yet: serving the socket only",
+				dev);
+	}
+}
+
 int nbd_srv_start(struct resource *r, struct reply_err *e)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -376,6 +406,7 @@ int nbd_srv_start(struct resource *r, struct reply_err *e)
 	}
 	r->nbd = s;
 	log_res(LOG_INFO, r->name, "NBD export on %s", s->path);
+	note_kernel_nbd(r);
 	return 0;
 fail:
 	if (s->lfd >= 0)

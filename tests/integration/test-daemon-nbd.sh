@@ -20,6 +20,9 @@ set -e
 grep -q 'Need access to UpToDate data' "$tmp/err" || fail "primary refusal message: $(cat "$tmp/err")"
 ctl primary --force r0 || fail "primary --force"
 [ "$(ctl role r0)" = "Primary/Unknown" ] || fail "role: $(ctl role r0)"
+[ "$(ctl dstate r0)" = "UpToDate/DUnknown" ] || fail "dstate while up: $(ctl dstate r0)"
+[ "$(ctl cstate r0)" = "StandAlone" ] || fail "cstate: $(ctl cstate r0)"
+ctl sh-status r0 | grep -qx '_role=Primary' || fail "sh-status"
 
 nbdinfo --json "$(nbd_uri)" >"$tmp/info" || fail "nbdinfo"
 size=$(ctl status --json r0 | sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p')
@@ -70,5 +73,7 @@ echo "ok: demotion refused while a client is connected (exit 11), done after"
 ctl status --verbose r0
 ctl down r0 || fail "down"
 adm check-md r0 | grep -q 'superblock: OK .*(clean' || fail "metadata not clean after down"
+# down: the metadata says Consistent (drbdmeta: UpToDate only with peer-outdated)
+[ "$(ctl dstate r0)" = "Consistent" ] || fail "dstate from the metadata when down: $(ctl dstate r0)"
 adm get-gi r0
 echo "ok: down leaves clean metadata"
