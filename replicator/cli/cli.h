@@ -38,6 +38,7 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv);
 int cmd_ctl_status(struct cli *cli, int argc, char **argv);
 int cmd_ctl_show(struct cli *cli, int argc, char **argv);
 int cmd_ctl_dstate(struct cli *cli, const char *res);
+int cmd_ctl_events(struct cli *cli, int argc, char **argv);
 
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);

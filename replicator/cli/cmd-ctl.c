@@ -299,3 +299,99 @@ int cmd_ctl_show(struct cli *cli, int argc, char **argv)
 	json_object_put(resp);
 	return EXIT_OK;
 }
+
+/* Print one event line as `drbdsetup events2` does (or the JSON). */
+static void print_event(json_object *ev, bool json)
+{
+	json_object *vols, *v, *end;
+	const char *what;
+	size_t i;
+
+	if (json) {
+		printf("%s\n", json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
+		return;
+	}
+	if (!strcmp(jstr(ev, "event"), "exists")) {
+		if (json_object_object_get_ex(ev, "end", &end)) {
+			printf("exists -\n");
+			return;
+		}
+		printf("exists resource name:%s role:%s\n", jstr(ev, "name"), jstr(ev, "role"));
+		printf("exists connection name:%s connection:%s role:%s\n", jstr(ev, "name"),
+		       jstr(ev, "connection"), jstr(ev, "peer_role"));
+		if (json_object_object_get_ex(ev, "volumes", &vols)) {
+			for (i = 0; i < json_object_array_length(vols); i++) {
+				v = json_object_array_get_idx(vols, i);
+				printf("exists device name:%s volume:%s minor:%s disk:%s\n",
+				       jstr(ev, "name"), jstr(v, "volume"), jstr(v, "minor"),
+				       jstr(v, "disk"));
+			}
+		}
+		return;
+	}
+	what = jstr(ev, "what");
+	printf("change %s name:%s %s:%s\n",
+	       !strcmp(what, "role")	     ? "resource"
+	       : !strcmp(what, "disk")	     ? "device"
+	       : !strcmp(what, "peer-disk") ? "peer-device"
+					     : "connection",
+	       jstr(ev, "res"), what, jstr(ev, "new"));
+}
+
+int cmd_ctl_events(struct cli *cli, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"now", no_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	json_object *req;
+	bool now = false, json = false;
+	char line[65536];
+	const char *out;
+	FILE *in;
+	int opt, fd;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'n')
+			now = true;
+		else if (opt == 'j')
+			json = true;
+		else
+			return EXIT_USAGE;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tandemd.sock", cli_run_dir(cli));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "tandemadm: events: tandemd is not running (cannot connect to %s: %s)\n",
+			sa.sun_path, strerror(errno));
+		return EXIT_NO_DAEMON;
+	}
+	req = request("events", NULL);
+	json_object_object_add(req, "v", json_object_new_int(1));
+	json_object_object_add(req, "now", json_object_new_boolean(now));
+	out = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	if (send(fd, out, strlen(out), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		json_object_put(req);
+		close(fd);
+		return EXIT_EXEC;
+	}
+	json_object_put(req);
+	in = fdopen(fd, "r");
+	if (!in || !fgets(line, sizeof(line), in)) { /* the {"ok":true} */
+		fprintf(stderr, "tandemadm: events: tandemd closed the connection\n");
+		return EXIT_EXEC;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof(line), in)) {
+		json_object *ev = json_tokener_parse(line);
+
+		if (ev)
+			print_event(ev, json);
+		json_object_put(ev);
+	}
+	fclose(in);
+	return EXIT_OK;
+}

@@ -47,6 +47,7 @@ static const struct cmd cmds[] = {
 	{"disconnect", cmd_ctl_change, "RES...", "disconnect from the peer (replication)"},
 	{"adjust", cmd_ctl_change, "RES...", "apply the configuration to the running resource"},
 	{"status", cmd_ctl_status, "[--json] [--verbose] [RES]", "state and counters"},
+	{"events", cmd_ctl_events, "[--now] [--json]", "one line per state change, as drbdsetup events2"},
 	{"role", cmd_ctl_show, "RES", "role/peer role"},
 	{"cstate", cmd_ctl_show, "RES", "connection state"},
 	{"sh-status", cmd_ctl_show, "RES", "state as shell variables"},

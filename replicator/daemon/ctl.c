@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -20,17 +21,20 @@
 
 #define CTL_LINE_MAX (64 * 1024)
 
+struct ctl_client {
+	struct ctl *ctl;
+	int fd;
+	bool events; /* switched to the event stream */
+	size_t len;
+	struct ctl_client *next;
+	char buf[CTL_LINE_MAX];
+};
+
 struct ctl {
 	struct tandemd *d;
 	int lfd;
 	char path[108];
-};
-
-struct ctl_client {
-	struct ctl *ctl;
-	int fd;
-	size_t len;
-	char buf[CTL_LINE_MAX];
+	struct ctl_client *clients;
 };
 
 typedef json_object *(*ctl_handler)(struct tandemd *d, json_object *req, struct reply_err *e);
@@ -115,6 +119,8 @@ static json_object *h_not_yet(struct tandemd *d, json_object *req, struct reply_
 	return NULL;
 }
 
+static json_object *h_events(struct tandemd *d, json_object *req, struct reply_err *e);
+
 static const struct {
 	const char *cmd;
 	ctl_handler fn;
@@ -130,6 +136,7 @@ static const struct {
 	{"connect", h_not_yet},
 	{"disconnect", h_not_yet},
 	{"adjust", h_not_yet},
+	{"events", h_events},
 };
 
 static json_object *dispatch(struct tandemd *d, const char *line)
@@ -176,9 +183,107 @@ static json_object *dispatch(struct tandemd *d, const char *line)
  * returns 0), close and free it. */
 static void client_close(struct ctl_client *cl)
 {
+	struct ctl_client **pp;
+
+	for (pp = &cl->ctl->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == cl) {
+			*pp = cl->next;
+			break;
+		}
+	}
 	qb_loop_poll_del(cl->ctl->d->loop, cl->fd);
 	close(cl->fd);
 	free(cl);
+}
+
+static int send_line(int fd, json_object *o)
+{
+	const char *out = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+
+	if (send(fd, out, strlen(out), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ||
+	    send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		return -errno;
+	return 0;
+}
+
+static bool is_events_request(const char *line, json_object *res)
+{
+	json_object *req = json_tokener_parse(line), *ok;
+	bool yes = req && req_str(req, "cmd") && !strcmp(req_str(req, "cmd"), "events") &&
+		   json_object_object_get_ex(res, "ok", &ok) && json_object_get_boolean(ok);
+
+	json_object_put(req);
+	return yes;
+}
+
+static bool events_now(const char *line)
+{
+	json_object *req = json_tokener_parse(line);
+	bool now = req && req_bool(req, "now");
+
+	json_object_put(req);
+	return now;
+}
+
+/* With "now": the current state first, one "exists" event per resource
+ * and volume, then {"event":"exists","end":true}. */
+static int send_exists(struct ctl_client *cl)
+{
+	struct tandemd *d = cl->ctl->d;
+	unsigned int i;
+	int rc = 0;
+
+	for (i = 0; i < d->n_res && rc == 0; i++) {
+		json_object *o = resource_status(&d->res[i]);
+
+		json_object_object_add(o, "event", json_object_new_string("exists"));
+		rc = send_line(cl->fd, o);
+		json_object_put(o);
+	}
+	if (rc == 0) {
+		json_object *end = json_object_new_object();
+
+		json_object_object_add(end, "event", json_object_new_string("exists"));
+		json_object_object_add(end, "end", json_object_new_boolean(true));
+		rc = send_line(cl->fd, end);
+		json_object_put(end);
+	}
+	return rc;
+}
+
+void ctl_event(struct tandemd *d, const char *res, const char *what, const char *old,
+	       const char *new_value)
+{
+	struct ctl_client *cl, *next;
+	json_object *o;
+	struct timespec ts;
+	struct tm tm;
+	char when[40];
+
+	if (!d->ctl)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ldZ", ts.tv_nsec / 1000000);
+	o = json_object_new_object();
+	json_object_object_add(o, "event", json_object_new_string("change"));
+	json_object_object_add(o, "res", json_object_new_string(res));
+	json_object_object_add(o, "what", json_object_new_string(what));
+	json_object_object_add(o, "old", json_object_new_string(old));
+	json_object_object_add(o, "new", json_object_new_string(new_value));
+	json_object_object_add(o, "time", json_object_new_string(when));
+	for (cl = d->ctl->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->events && send_line(cl->fd, o) < 0)
+			client_close(cl); /* gone, or too slow to keep up */
+	}
+	json_object_put(o);
+}
+
+static json_object *h_events(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	return json_object_new_object();
 }
 
 static int32_t client_readable(int32_t fd, int32_t revents, void *data)
@@ -202,6 +307,18 @@ static int32_t client_readable(int32_t fd, int32_t revents, void *data)
 
 		*nl = '\0';
 		res = dispatch(cl->ctl->d, cl->buf);
+		if (is_events_request(cl->buf, res)) {
+			cl->events = true;
+			if (send_line(fd, res) < 0 ||
+			    (events_now(cl->buf) && send_exists(cl) < 0)) {
+				json_object_put(res);
+				client_close(cl);
+				return 0;
+			}
+			json_object_put(res);
+			cl->len = 0; /* an event client sends nothing more */
+			return 0;
+		}
 		out = json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN);
 		if (send(fd, out, strlen(out), MSG_NOSIGNAL) < 0 ||
 		    send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
@@ -255,6 +372,8 @@ static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
 	}
 	cl->ctl = c;
 	cl->fd = cfd;
+	cl->next = c->clients;
+	c->clients = cl;
 	return 0;
 }
 

@@ -85,19 +85,28 @@ void resource_set_state(struct resource *r, const struct state *ns, const char *
 {
 	struct state os = r->st;
 
-	if (os.role != ns->role)
-		log_res(LOG_NOTICE, r->name, "role( %s -> %s )%s%s", state_role_name(os.role),
-			state_role_name(ns->role), why ? " " : "", why ? why : "");
-	if (os.disk != ns->disk)
-		log_res(LOG_NOTICE, r->name, "disk( %s -> %s )%s%s", state_disk_name(os.disk),
-			state_disk_name(ns->disk), why ? " " : "", why ? why : "");
-	if (os.conn != ns->conn)
-		log_res(LOG_NOTICE, r->name, "conn( %s -> %s )", state_conn_name(os.conn),
-			state_conn_name(ns->conn));
-	if (os.pdsk != ns->pdsk)
-		log_res(LOG_NOTICE, r->name, "pdsk( %s -> %s )", state_disk_name(os.pdsk),
-			state_disk_name(ns->pdsk));
+	const struct {
+		const char *what;
+		bool changed;
+		const char *old, *new_value;
+	} ch[] = {
+		{"role", os.role != ns->role, state_role_name(os.role), state_role_name(ns->role)},
+		{"disk", os.disk != ns->disk, state_disk_name(os.disk), state_disk_name(ns->disk)},
+		{"connection", os.conn != ns->conn, state_conn_name(os.conn),
+		 state_conn_name(ns->conn)},
+		{"peer-disk", os.pdsk != ns->pdsk, state_disk_name(os.pdsk),
+		 state_disk_name(ns->pdsk)},
+	};
+	size_t i;
+
 	r->st = *ns;
+	for (i = 0; i < sizeof(ch) / sizeof(ch[0]); i++) {
+		if (!ch[i].changed)
+			continue;
+		log_res(LOG_NOTICE, r->name, "%s( %s -> %s )%s%s", ch[i].what, ch[i].old,
+			ch[i].new_value, why ? " " : "", why ? why : "");
+		ctl_event(r->d, r->name, ch[i].what, ch[i].old, ch[i].new_value);
+	}
 }
 
 static struct state_ctx ctx_of(const struct resource *r, bool force)

@@ -119,5 +119,8 @@ const char *nbd_srv_path(const struct nbd_srv *s);
 struct ctl;
 int ctl_start(struct tandemd *d, const char *path, struct ctl **out);
 void ctl_stop(struct ctl *c);
+/* Tell the event-stream clients about a state change. */
+void ctl_event(struct tandemd *d, const char *res, const char *what, const char *old,
+	       const char *new_value);
 
 #endif

@@ -42,3 +42,21 @@ echo "ok: garbage requests get error answers"
 expect 20 "needs replication" ctl connect r0
 ctl down r0
 echo "ok: daemon still serving"
+
+# the event stream: the current state with --now, then one line per change
+ctl events --now >"$tmp/events" 2>&1 &
+evpid=$!
+sleep 0.5
+ctl up r0 && ctl primary --force r0 && ctl secondary r0 && ctl down r0 || fail "state changes"
+sleep 0.5
+kill $evpid 2>/dev/null; wait $evpid 2>/dev/null || true
+for want in 'exists resource name:r0 role:Secondary' 'exists -' \
+	'change device name:r0 disk:Inconsistent' 'change resource name:r0 role:Primary' \
+	'change device name:r0 disk:UpToDate' 'change resource name:r0 role:Secondary' \
+	'change device name:r0 disk:Diskless'; do
+	n=$(grep -nx "$want" "$tmp/events" | head -n1 | cut -d: -f1)
+	[ -n "$n" ] || { cat "$tmp/events"; fail "events: no '$want'"; }
+	[ "$n" -gt "${last:-0}" ] || { cat "$tmp/events"; fail "events: '$want' out of order"; }
+	last=$n
+done
+echo "ok: events --now: $(wc -l <"$tmp/events") lines, every state change in order"
