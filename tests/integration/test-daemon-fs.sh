@@ -16,9 +16,9 @@ start_tandemd
 ctl up r0 && ctl primary --force r0 || fail "up/primary"
 
 # fio: random 4k writes over several connections, then verify
-fio --name=v --ioengine=nbd --uri="$(nbd_uri)" --rw=randwrite --bs=4k --size=64M \
+(cd "$tmp" && fio --name=v --ioengine=nbd --uri="$(nbd_uri)" --rw=randwrite --bs=4k --size=64M \
 	--numjobs=2 --offset_increment=64M --iodepth=4 --verify=crc32c --do_verify=1 \
-	--verify_fatal=1 --output="$tmp/fio.out" >/dev/null 2>"$tmp/fio.err" ||
+	--verify_fatal=1 --output="$tmp/fio.out") >/dev/null 2>"$tmp/fio.err" ||
 	{ cat "$tmp/fio.out" "$tmp/fio.err"; fail "fio verify"; }
 grep -q 'err= 0' "$tmp/fio.out" || { cat "$tmp/fio.out"; fail "fio reported errors"; }
 echo "ok: fio nbd engine, 2 connections, random 4k writes verified"

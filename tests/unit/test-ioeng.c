@@ -825,7 +825,7 @@ static void chain_done(void *arg, int res)
 static void test_free_in_flight(void **state)
 {
 	int fd = tmp_file(FILE_SIZE, NULL);
-	unsigned char *buf = xmalloc(65536);
+	unsigned char *buf = xmalloc(FREE_N * 4096); /* a block per request */
 	struct slot *slots = xmalloc(FREE_FOLLOW * sizeof(*slots));
 	struct chain *c = xmalloc(sizeof(*c));
 	struct tracker *t = tracker_new();
@@ -845,8 +845,8 @@ static void test_free_in_flight(void **state)
 		static const enum ioeng_op ops[] = {IOENG_WRITE, IOENG_READ, IOENG_FSYNC,
 						    IOENG_WRITE_FUA, IOENG_ZERO_RANGE};
 		struct ioeng_req r = {.op = ops[i % 5],
-				      .buf = buf,
-				      .len = 65536,
+				      .buf = buf + 4096 * i,
+				      .len = 4096,
 				      .off = 65536 * (uint64_t)i,
 				      .done = chain_done,
 				      .arg = c};
