@@ -88,8 +88,8 @@ static json_object *h_status(struct tandemd *d, json_object *req, struct reply_e
 		return NULL;
 	}
 	for (i = 0; i < d->n_res; i++)
-		if (!name || !strcmp(name, d->res[i].name))
-			json_object_array_add(list, resource_status(&d->res[i]));
+		if (!name || !strcmp(name, d->res[i]->name))
+			json_object_array_add(list, resource_status(d->res[i]));
 	json_object_object_add(o, "resources", list);
 	return o;
 }
@@ -109,6 +109,22 @@ SIMPLE_HANDLER(h_down, resource_down(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_primary, resource_primary(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_secondary, resource_secondary(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
+
+/* adjust: re-read the configuration (the same as SIGHUP); the resource
+ * named must exist afterwards. */
+static json_object *h_adjust(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	char msg[2048];
+
+	if (tandemd_reload(d, msg, sizeof(msg)) < 0) {
+		e->exit = 10;
+		snprintf(e->msg, sizeof(e->msg), "%.500s", msg);
+		return NULL;
+	}
+	if (req_str(req, "res") && !req_res(d, req, e))
+		return NULL;
+	return json_object_new_object();
+}
 
 static json_object *h_not_yet(struct tandemd *d, json_object *req, struct reply_err *e)
 {
@@ -135,7 +151,7 @@ static const struct {
 	{"new-current-uuid", h_new_current_uuid},
 	{"connect", h_not_yet},
 	{"disconnect", h_not_yet},
-	{"adjust", h_not_yet},
+	{"adjust", h_adjust},
 	{"events", h_events},
 };
 
@@ -234,7 +250,7 @@ static int send_exists(struct ctl_client *cl)
 	int rc = 0;
 
 	for (i = 0; i < d->n_res && rc == 0; i++) {
-		json_object *o = resource_status(&d->res[i]);
+		json_object *o = resource_status(d->res[i]);
 
 		json_object_object_add(o, "event", json_object_new_string("exists"));
 		rc = send_line(cl->fd, o);

@@ -70,6 +70,17 @@ static int32_t on_stop_signal(int32_t sig, void *data)
 	return 0;
 }
 
+static int32_t on_hup(int32_t sig, void *data)
+{
+	struct tandemd *d = data;
+	char msg[2048];
+
+	log_info("SIGHUP: re-reading %s", d->conf_path);
+	if (tandemd_reload(d, msg, sizeof(msg)) < 0)
+		log_err("%s", msg);
+	return 0;
+}
+
 /* Detach from the terminal and the caller's session; close what we inherited. */
 static int daemonize(void)
 {
@@ -120,13 +131,7 @@ static int run(struct tandemd *d)
 	int rc;
 
 	for (cr = conf_resources(d->conf); cr; cr = cr->next)
-		if (cr->me)
-			d->n_res++;
-	d->res = calloc(d->n_res ? d->n_res : 1, sizeof(*d->res));
-	if (!d->res)
-		return EX_OSERR;
-	for (i = 0, cr = conf_resources(d->conf); cr; cr = cr->next)
-		if (cr->me && resource_init(d, &d->res[i++], cr) < 0)
+		if (cr->me && tandemd_add_resource(d, cr) < 0)
 			return EX_OSERR;
 	if (mkdir(d->run_dir, 0700) < 0 && errno != EEXIST) {
 		log_err("cannot create %s: %s", d->run_dir, strerror(errno));
@@ -144,6 +149,7 @@ static int run(struct tandemd *d)
 	}
 	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGTERM, d, on_stop_signal, NULL);
 	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGINT, d, on_stop_signal, NULL);
+	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGHUP, d, on_hup, NULL);
 	log_info("tandemd %s ready: %u resource%s, control socket %s", PACKAGE_VERSION, d->n_res,
 		 d->n_res == 1 ? "" : "s", path);
 	qb_loop_run(d->loop);
@@ -151,14 +157,18 @@ static int run(struct tandemd *d)
 	for (i = 0; i < d->n_res; i++) {
 		struct reply_err e = {0};
 
-		if (resource_down(&d->res[i], true, &e) < 0)
-			log_res(LOG_ERR, d->res[i].name, "could not be taken down cleanly: %s",
+		if (resource_down(d->res[i], true, &e) < 0)
+			log_res(LOG_ERR, d->res[i]->name, "could not be taken down cleanly: %s",
 				e.msg);
-		resource_fini(&d->res[i]);
+		resource_fini(d->res[i]);
+		free(d->res[i]);
 	}
 	ctl_stop(d->ctl);
 	qb_loop_destroy(d->loop);
 	free(d->res);
+	for (i = 0; i < d->n_retired; i++)
+		conf_free(d->retired[i]);
+	free(d->retired);
 	return EX_OK;
 }
 
@@ -173,7 +183,7 @@ int main(int argc, char **argv)
 	};
 	struct log_opts lo = {.ident = "tandemd", .to_stderr = true, .level = LOG_INFO};
 	struct tandemd d = {.conf_path = DEFAULT_CONFIG};
-	struct conf_load_opts co = {0};
+	struct conf_load_opts *co = &d.conf_opts;
 	bool test = false, foreground = false;
 	char pidfile[4096];
 	struct diag *diag;
@@ -186,7 +196,7 @@ int main(int argc, char **argv)
 			d.conf_path = optarg;
 			break;
 		case 'n':
-			co.hostname = optarg;
+			co->hostname = optarg;
 			break;
 		case 'r':
 			d.run_dir = optarg;
@@ -219,7 +229,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tandemd: out of memory\n");
 		return EX_OSERR;
 	}
-	rc = conf_load(d.conf_path, &co, diag, &d.conf);
+	rc = conf_load(d.conf_path, co, diag, &d.conf);
 	diag_print(diag, stderr);
 	diag_free(diag);
 	if (rc < 0) {

@@ -64,8 +64,8 @@ struct resource *resource_find(struct tandemd *d, const char *name)
 	unsigned int i;
 
 	for (i = 0; i < d->n_res; i++)
-		if (!strcmp(d->res[i].name, name))
-			return &d->res[i];
+		if (!strcmp(d->res[i]->name, name))
+			return d->res[i];
 	return NULL;
 }
 
@@ -161,12 +161,27 @@ static bool allowed(struct resource *r, const struct state *ns, bool force, stru
 
 int resource_up(struct resource *r, struct reply_err *e)
 {
+	const struct conf_res *cr;
 	struct state ns;
 	unsigned int i;
 	int rc;
 
 	if (r->up)
 		return 0;
+	/* settings that changed while it was up apply now (see reload.c) */
+	cr = conf_find_res(r->d->conf, r->name);
+	if (!cr || !cr->me) {
+		ERRF(e, 10, "%s was removed from the configuration", r->name);
+		return -ENOENT;
+	}
+	if (cr != r->cr) {
+		resource_fini(r);
+		rc = resource_init(r->d, r, cr);
+		if (rc < 0) {
+			ERRF(e, 20, "out of memory");
+			return rc;
+		}
+	}
 	for (i = 0; i < r->n_vols; i++) {
 		r->vols[i].disk = DISK_ATTACHING;
 		rc = volume_attach(&r->vols[i], e);

@@ -66,11 +66,14 @@ struct resource {
 
 struct tandemd {
 	struct conf *conf;
+	struct conf_load_opts conf_opts;
 	const char *conf_path;
 	const char *run_dir;
 	qb_loop_t *loop;
-	struct resource *res;
+	struct resource **res;
 	unsigned int n_res;
+	struct conf **retired; /* older configs still referred to by up resources */
+	unsigned int n_retired;
 	struct ctl *ctl;
 };
 
@@ -108,6 +111,12 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e);
 int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e);
 json_object *resource_status(struct resource *r);
 void resource_set_state(struct resource *r, const struct state *ns, const char *why);
+
+/* reload.c */
+/* Re-read the configuration and apply it (SIGHUP, `adjust`); on errors the
+ * running configuration stays and msg says why. */
+int tandemd_reload(struct tandemd *d, char *msg, size_t msglen);
+int tandemd_add_resource(struct tandemd *d, const struct conf_res *cr);
 
 /* nbd-srv.c */
 int nbd_srv_start(struct resource *r, struct reply_err *e);

@@ -12,7 +12,9 @@
 #   workloads seq1m_qd1 seq1m_qd8     1 MiB sequential writes, QD1 / QD8
 #             rand4k_jN (N=1,2,4,8)   4 KiB random writes, N jobs (N NBD
 #                                     connections), 128 MiB apart, QD1 each
-#             commit4k_qd1            4 KiB random write + FLUSH, QD1
+#             commit4k_qd1            4 KiB random write + FLUSH, QD1, 1 GiB
+#             rand4k_wide             4 KiB random writes, QD1, the whole
+#                                     region (AL experiment only)
 #
 # Before the rounds one size-based pass of 1 MiB writes over the test region
 # goes through tandemd (its activity log and bitmap reach their steady
@@ -32,11 +34,12 @@
 #   BUILD_DIR  configured and built tree [/work/main/build, else /tmp/b-nbdperf]
 #   SCRATCH    where the backing file goes, on the disk under test [/var/tmp]
 #   SIZE_MB    backing file [4096]        REGION_MB  test region [3072]
-#   ROUNDS     timed rounds [3]           SECS       seconds per run [3]
+#   ROUNDS     timed rounds [5]           SECS       seconds per run [2]
 #   WARM_SECS  seconds per warm-up run [1]
 #   TARGETS    ["raw nbdkit nbdkit_none tandemd"]
 #   WORKLOADS  ["seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1"]
-#   AL         1 = the al-extents 67 experiment [1]; AL_WORKLOADS [seq1m_qd1 rand4k_j1 commit4k_qd1]
+#   AL         1 = the al-extents 67 experiment [1], AL_ROUNDS rounds [3],
+#              AL_WORKLOADS [seq1m_qd1 rand4k_wide commit4k_qd1]
 #   PROFILE    1 = strace/perf profiles [1]
 #   RAW        file for the raw lines [tests/perf/results/nbd-bench-DATE.txt]
 #
@@ -226,10 +229,10 @@ if [ -z "${BUILD_DIR:-}" ]; then
 	BUILD_DIR=/work/main/build
 	[ -x "$BUILD_DIR/replicator/tandemd" ] || BUILD_DIR=/tmp/b-nbdperf
 fi
-: "${SCRATCH:=/var/tmp}" "${SIZE_MB:=4096}" "${REGION_MB:=3072}" "${ROUNDS:=3}" "${SECS:=3}"
+: "${SCRATCH:=/var/tmp}" "${SIZE_MB:=4096}" "${REGION_MB:=3072}" "${ROUNDS:=5}" "${SECS:=2}"
 : "${WARM_SECS:=1}" "${TARGETS:=raw nbdkit nbdkit_none tandemd}"
 : "${WORKLOADS:=seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1}"
-: "${AL:=1}" "${AL_WORKLOADS:=seq1m_qd1 rand4k_j1 commit4k_qd1}" "${PROFILE:=1}"
+: "${AL:=1}" "${AL_ROUNDS:=3}" "${AL_WORKLOADS:=seq1m_qd1 rand4k_wide commit4k_qd1}" "${PROFILE:=1}"
 : "${RAW:=$here/results/nbd-bench-$(date -u +%Y%m%d-%H%M%S).txt}"
 
 adm=$BUILD_DIR/replicator/tandemadm
@@ -366,6 +369,7 @@ fio_args() {
 	rand4k_j*) echo "--rw=randwrite --bs=4k --size=128M --offset_increment=128M --iodepth=1" \
 		"--numjobs=${2#rand4k_j} --randseed=$3" ;;
 	commit4k_qd1) echo "--rw=randwrite --bs=4k --size=1G --iodepth=1 --fsync=1 --randseed=$3" ;;
+	rand4k_wide) echo "--rw=randwrite --bs=4k --size=${REGION_MB}M --iodepth=1 --randseed=$3" ;;
 	*) log "unknown workload $2"; exit 1 ;;
 	esac
 }
@@ -475,13 +479,36 @@ prof_strace() {
 		$NF ~ /^[a-z_0-9]+$/ && $4 ~ /^[0-9]+$/ && $NF != "total" { c[$NF] = $4 }
 		END {
 			line = pre
-			split("read recvfrom sendto write pwrite64 pread64 fdatasync sync_file_range fadvise64 futex", k, " ")
+			split("read recvfrom sendto pwrite64 pwritev2 fdatasync sync_file_range fadvise64 futex", k, " ")
 			for (i = 1; i in k; i++)
 				if (k[i] in c)
 					line = line sprintf(" %s/req=%.2f", k[i], c[k[i]] / n)
 			print line
 		}' "$tmp/strace" >>"$RAW"
 	cp "$tmp/strace" "${RAW%.txt}.strace-$t-$wl.txt"
+}
+
+# prof_flushpair: tandemd answers a FLUSH with fdatasync (data), the bitmap
+# writeback, then fdatasync (metadata: the same descriptor with internal
+# metadata). Durations of each from strace -T (inflated by the tracing).
+prof_flushpair() {
+	sync
+	strace -f -T -e trace=fdatasync,pwritev2,pwrite64 -o "$tmp/strace.T" -p "$tandemd_pid" \
+		2>/dev/null &
+	sp=$!
+	sleep 0.5
+	# shellcheck disable=SC2046
+	fio --name=w --group_reporting --output-format=json --output="$tmp/fio.json" \
+		--runtime=2 --time_based $(fio_args tandemd commit4k_qd1 99) >>"$tmp/fio.log" 2>&1
+	kill -INT "$sp"
+	wait "$sp" 2>/dev/null || true
+	for nth in 1 2; do
+		awk -v nth="$nth" '/pwrite/ && !/RWF_DSYNC/ { k = 0 } /fdatasync/ && match($0, /<[0-9.]+>$/) {
+			if (++k == nth) print substr($0, RSTART + 1, RLENGTH - 2) * 1e6 }' "$tmp/strace.T" |
+			sort -n | awk -v nth="$nth" '{ v[NR] = $1 } END {
+				printf " fdatasync%d_n=%d p50_us=%.0f p90_us=%.0f", nth, NR, v[int((NR + 1) / 2)], v[int(NR * 0.9) + 1] }'
+	done | sed 's/^/prof flushpair target=tandemd wl=commit4k_qd1 (strace -T):/' >>"$RAW"
+	echo >>"$RAW"
 }
 
 # prof_perf WORKLOAD: where tandemd spends its CPU (software clock samples)
@@ -530,6 +557,7 @@ if [ "$PROFILE" = 1 ] && command -v strace >/dev/null 2>&1; then
 		prof_strace nbdkit "$w"
 	done
 	prof_strace nbdkit_none commit4k_qd1
+	prof_flushpair
 	for w in seq1m_qd8 rand4k_j1; do
 		prof_perf "$w"
 	done
@@ -537,7 +565,7 @@ fi
 
 if [ "$AL" = 1 ]; then
 	raw "# al-workloads $AL_WORKLOADS"
-	rounds al 1 "$ROUNDS" "$SECS" "tandemd tandemd_al67" "$AL_WORKLOADS"
+	rounds al 1 "$AL_ROUNDS" "$SECS" "tandemd tandemd_al67" "$AL_WORKLOADS"
 fi
 
 raw "# elapsed $(($(date +%s) - start)) s"

@@ -870,7 +870,7 @@ static void test_stats_in_flight(void **state)
 {
 	enum { N = 40 };
 	int fd = tmp_file(MIB, NULL);
-	unsigned char *buf = xmalloc(4096);
+	unsigned char *buf = xmalloc(N * 4096);
 	struct slot *slots = xmalloc(N * sizeof(*slots));
 	struct tracker *t = tracker_new();
 	struct fault_ctx *f = fault_new();
@@ -883,7 +883,8 @@ static void test_stats_in_flight(void **state)
 	ioeng_set_faults(e, &hook);
 	for (i = 0; i < N; i++) {
 		slots[i].t = t;
-		submit(e, &slots[i], i % 2 ? IOENG_READ : IOENG_WRITE, buf, 4096, 4096 * i);
+		submit(e, &slots[i], i % 2 ? IOENG_READ : IOENG_WRITE, buf + 4096 * i, 4096,
+		       4096 * i);
 	}
 	ioeng_get_stats(e, &st);
 	assert_int_equal(st.submitted, N);

@@ -1,0 +1,156 @@
+/*
+ * reload: re-read the configuration (SIGHUP, `tandemadm adjust`) and bind
+ * the resources to it. A resource that is down simply takes its new
+ * settings; one that is up keeps running and takes settings that need a
+ * re-attach (disk, meta-disk, device) at its next up; new resources appear
+ * down; removed ones go away once they are down.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "tandemd.h"
+
+int tandemd_add_resource(struct tandemd *d, const struct conf_res *cr)
+{
+	struct resource **n, *r;
+
+	r = calloc(1, sizeof(*r));
+	n = realloc(d->res, (d->n_res + 1) * sizeof(*n));
+	if (!r || !n) {
+		free(r);
+		if (n)
+			d->res = n;
+		return -ENOMEM;
+	}
+	d->res = n;
+	if (resource_init(d, r, cr) < 0) {
+		free(r);
+		return -ENOMEM;
+	}
+	d->res[d->n_res++] = r;
+	return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Can a running resource move to this configuration without re-attaching? */
+static bool same_volumes(const struct resource *r, const struct conf_res *cr)
+{
+	const struct conf_vol *cv;
+	unsigned int i = 0;
+
+	for (cv = cr->me->vols; cv; cv = cv->next, i++) {
+		const struct conf_vol *o;
+
+		if (i >= r->n_vols)
+			return false;
+		o = r->vols[i].cv;
+		if (o->vnr != cv->vnr || o->minor != cv->minor || !same_str(o->disk, cv->disk) ||
+		    o->md != cv->md || !same_str(o->md_dev, cv->md_dev) || o->md_index != cv->md_index)
+			return false;
+	}
+	return i == r->n_vols;
+}
+
+static void rebind(struct resource *r, const struct conf_res *cr)
+{
+	const struct conf_vol *cv;
+	unsigned int i = 0;
+
+	r->cr = cr;
+	r->name = cr->name;
+	for (cv = cr->me->vols; cv; cv = cv->next)
+		r->vols[i++].cv = cv;
+}
+
+int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
+{
+	struct conf *nc, **retired;
+	const struct conf_res *cr;
+	bool old_in_use = false;
+	struct diag *diag;
+	unsigned int i, kept = 0;
+	int rc;
+
+	if (diag_new(&diag) < 0) {
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = conf_load(d->conf_path, &d->conf_opts, diag, &nc);
+	if (rc < 0) {
+		FILE *f = fmemopen(msg, msglen, "w");
+
+		if (f) {
+			fprintf(f, "%s not applied: ", d->conf_path);
+			diag_print(diag, f);
+			fclose(f);
+		}
+		diag_free(diag);
+		return rc;
+	}
+	diag_free(diag);
+
+	/* Existing resources: rebind, or keep the old settings while up. */
+	for (i = 0; i < d->n_res; i++) {
+		struct resource *r = d->res[i];
+
+		cr = conf_find_res(nc, r->name);
+		if (cr && cr->me && (!r->up || same_volumes(r, cr))) {
+			if (!r->up) {
+				resource_fini(r);
+				resource_init(d, r, cr);
+			} else {
+				rebind(r, cr);
+			}
+			continue;
+		}
+		if (r->up) {
+			old_in_use = true;
+			if (cr && cr->me)
+				log_res(LOG_WARNING, r->name,
+					"its volumes changed in the configuration; the change "
+					"takes effect after 'tandemadm down' and 'up'");
+			else
+				log_res(LOG_WARNING, r->name,
+					"was removed from the configuration but is up; it goes "
+					"away at the next reload after 'tandemadm down'");
+			continue;
+		}
+		log_res(LOG_NOTICE, r->name, "removed from the configuration");
+		resource_fini(r);
+		free(r);
+		d->res[i] = NULL;
+	}
+	for (i = 0; i < d->n_res; i++)
+		if (d->res[i])
+			d->res[kept++] = d->res[i];
+	d->n_res = kept;
+	/* New resources appear down. */
+	for (cr = conf_resources(nc); cr; cr = cr->next) {
+		if (!cr->me || resource_find(d, cr->name))
+			continue;
+		if (tandemd_add_resource(d, cr) == 0)
+			log_res(LOG_NOTICE, cr->name, "added from the configuration (down)");
+	}
+	if (old_in_use) {
+		retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
+		if (retired) {
+			d->retired = retired;
+			d->retired[d->n_retired++] = d->conf;
+		}
+	} else {
+		conf_free(d->conf);
+	}
+	d->conf = nc;
+	snprintf(msg, msglen, "%s applied", d->conf_path);
+	log_info("%s", msg);
+	return 0;
+}
