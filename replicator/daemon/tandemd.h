@@ -16,6 +16,7 @@
 #include "al.h"
 #include "bitmap.h"
 #include "conf.h"
+#include "ioeng.h"
 #include "md.h"
 #include "state.h"
 
@@ -44,6 +45,7 @@ struct volume {
 	struct bitmap *bm;
 	struct al *al;
 	struct bdev *data;
+	struct ioeng *io;   /* data I/O: io_uring, else a thread pool */
 	uint64_t size_sect; /* exported size */
 	pthread_mutex_t lock; /* al, bm, sb, counters, inflight */
 	pthread_cond_t cond;

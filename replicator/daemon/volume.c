@@ -2,10 +2,11 @@
  * volume: one attached volume: metadata, bitmap and activity log, and the
  * local data path (reads, writes through the AL, flush, trim, zero).
  *
- * This first data path uses positioned system calls from the calling NBD
- * connection thread; overlapping writes are serialised, the AL is updated
- * before a write to a cold extent, and every write marks the bitmap while
- * no peer is connected.
+ * Data I/O goes through the volume's I/O engine (io_uring, or a thread
+ * pool where io_uring is not available); each NBD connection thread waits
+ * for its own request. Overlapping writes are serialised, the AL is
+ * updated before a write to a cold extent, and every write marks the
+ * bitmap while no peer is connected.
  */
 #include "config.h"
 
@@ -100,6 +101,8 @@ static int load_bitmap(struct volume *v)
 
 static void volume_release(struct volume *v)
 {
+	ioeng_free(v->io);
+	v->io = NULL;
 	al_free(v->al);
 	bitmap_free(v->bm);
 	md_close(v->md);
@@ -188,6 +191,15 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		volume_release(v);
 		return rc;
 	}
+	rc = ioeng_new(bdev_fd(v->data), 128, 0, &v->io);
+	if (rc < 0) {
+		ERRF(e, 20, "volume %u: cannot set up the I/O engine: %s", v->vnr, strerror(-rc));
+		volume_release(v);
+		return rc;
+	}
+	if (ioeng_uring_error(v->io))
+		log_res(LOG_NOTICE, v->res->name, "volume %u: io_uring unavailable (%s): using %s",
+			v->vnr, strerror(-ioeng_uring_error(v->io)), ioeng_kind(v->io));
 	/* a node that went down as Primary is a crashed primary */
 	if (v->sb.flags & MDF_PRIMARY_IND)
 		v->sb.flags |= MDF_CRASHED_PRIMARY;
@@ -201,9 +213,10 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		return rc;
 	}
 	v->disk = disk_from_flags(v);
-	log_res(LOG_INFO, v->res->name, "volume %u: attached %s, %llu KiB, disk %s, %llu KiB out of sync",
+	log_res(LOG_INFO, v->res->name,
+		"volume %u: attached %s, %llu KiB, disk %s, %llu KiB out of sync, I/O via %s",
 		v->vnr, cv->disk, (unsigned long long)v->size_sect / 2, state_disk_name(v->disk),
-		(unsigned long long)bitmap_weight(v->bm) * 4);
+		(unsigned long long)bitmap_weight(v->bm) * 4, ioeng_kind(v->io));
 	return 0;
 }
 
@@ -272,9 +285,18 @@ static void release_range(struct volume *v, struct inflight *me)
 	pthread_cond_broadcast(&v->cond);
 }
 
+/* One request through the engine, waiting for it; 0 or a negative errno. */
+static int io(struct volume *v, enum ioeng_op op, const void *buf, uint64_t off, uint64_t len)
+{
+	struct ioeng_req r = {.op = op, .buf = (void *)buf, .off = off, .len = len};
+	int rc = ioeng_run(v->io, &r);
+
+	return rc < 0 ? rc : 0;
+}
+
 int volume_read(struct volume *v, void *buf, uint64_t off, uint32_t len)
 {
-	int rc = bdev_pread(v->data, buf, len, off);
+	int rc = io(v, IOENG_READ, buf, off, len);
 
 	if (rc == 0) {
 		pthread_mutex_lock(&v->lock);
@@ -330,9 +352,7 @@ int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, 
 	v->c.ap++;
 	pthread_mutex_unlock(&v->lock);
 
-	rc = bdev_pwrite(v->data, buf, len, off);
-	if (rc == 0 && fua)
-		rc = bdev_flush(v->data);
+	rc = io(v, fua ? IOENG_WRITE_FUA : IOENG_WRITE, buf, off, len);
 
 	pthread_mutex_lock(&v->lock);
 	v->c.lo--;
@@ -347,7 +367,7 @@ int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, 
 /* FLUSH reaches the backing device and the metadata. */
 int volume_flush(struct volume *v)
 {
-	int64_t rc = bdev_flush(v->data);
+	int64_t rc = io(v, IOENG_FSYNC, NULL, 0, 0);
 
 	if (rc < 0)
 		return (int)rc;
@@ -381,7 +401,7 @@ int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool ma
 static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim)
 {
 	struct inflight me = {off, len, NULL};
-	int mode, rc;
+	int rc;
 
 	pthread_mutex_lock(&v->lock);
 	claim_range(v, &me);
@@ -393,9 +413,7 @@ static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, b
 	}
 	pthread_mutex_unlock(&v->lock);
 
-	mode = (!zero || may_trim) ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
-				   : FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
-	rc = fallocate(bdev_fd(v->data), mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	rc = io(v, (!zero || may_trim) ? IOENG_PUNCH_HOLE : IOENG_ZERO_RANGE, NULL, off, len);
 	if (rc < 0 && zero)
 		rc = bdev_zero(v->data, off, len);
 	else if (rc < 0 && !zero)

@@ -135,7 +135,7 @@ static int ioeng_io_new(const struct ioeng_req *r, struct ioeng_io **out)
 			if (n == 0 || n > IOV_MAX)
 				return -EINVAL;
 			for (i = 0; i < n && sum <= INT_MAX; i++) {
-				if (!iov[i].iov_base && iov[i].iov_len)
+				if ((!iov[i].iov_base && iov[i].iov_len) || iov[i].iov_len > INT_MAX)
 					return -EINVAL;
 				sum += iov[i].iov_len;
 			}
@@ -392,13 +392,12 @@ static int ioeng_ring_setup(struct ioeng *e)
 	for (i = 0; probe && i < IOENG_ARRAY_SIZE(ioeng_ring_ops); i++)
 		if (!io_uring_opcode_supported(probe, ioeng_ring_ops[i]))
 			break;
+	if (probe)
+		io_uring_free_probe(probe);
 	if (!probe || i < IOENG_ARRAY_SIZE(ioeng_ring_ops)) {
-		if (probe)
-			io_uring_free_probe(probe);
 		io_uring_queue_exit(&e->ring);
 		return -EOPNOTSUPP;
 	}
-	io_uring_free_probe(probe);
 	e->fixed = io_uring_register_files(&e->ring, &e->fd, 1) == 0;
 	e->cap = e->ring.sq.ring_entries - 1;
 	if (e->cap > e->depth)
@@ -407,20 +406,12 @@ static int ioeng_ring_setup(struct ioeng *e)
 	return 0;
 }
 
-static struct io_uring_sqe *ioeng_ring_sqe(struct ioeng *e)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
-
-	/* The SQ has room for cap requests and the poll, submitted or not. */
-	assert(sqe);
-	return sqe;
-}
-
 /* user_data 0 is the poll on the eventfd. */
 static void ioeng_ring_arm(struct ioeng *e)
 {
-	struct io_uring_sqe *sqe = ioeng_ring_sqe(e);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
 
+	assert(sqe);
 	io_uring_prep_poll_add(sqe, e->efd, POLLIN);
 	io_uring_sqe_set_data(sqe, NULL);
 	e->poll_armed = true;
@@ -437,8 +428,10 @@ static void ioeng_ring_issue(struct ioeng *e, struct ioeng_io *io)
 		ioeng_complete(e, io, io->fault_err);
 		return;
 	}
+	/* The SQ has room for cap requests and the poll, submitted or not. */
 	assert(e->busy < e->cap);
-	sqe = ioeng_ring_sqe(e);
+	sqe = io_uring_get_sqe(&e->ring);
+	assert(sqe);
 	switch (io->op) {
 	case IOENG_READ:
 		io_uring_prep_readv(sqe, fd, io->cur, io->nsent, io->off);
@@ -612,10 +605,6 @@ int ioeng_new(int fd, unsigned int depth, unsigned int flags, struct ioeng **out
 	e->depth = depth ? depth : IOENG_DEPTH_DEFAULT;
 	if (e->depth > IOENG_DEPTH_MAX)
 		e->depth = IOENG_DEPTH_MAX;
-	atomic_init(&e->submitted, 0);
-	atomic_init(&e->completed, 0);
-	atomic_init(&e->errors, 0);
-	atomic_init(&e->resubmits, 0);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->cond, NULL);
 	if (!(flags & IOENG_FORCE_THREADS)) {

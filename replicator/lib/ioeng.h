@@ -79,7 +79,8 @@ struct ioeng_stats {
  * An engine for fd (not owned: close it after ioeng_free()). depth bounds
  * the requests in the kernel at once (0 = 128); more wait in a queue.
  * Falls back to threads when io_uring cannot be set up; the reason is
- * kept for ioeng_uring_error().
+ * kept for ioeng_uring_error(). The engine's threads inherit the caller's
+ * signal mask (block the daemon's signals first).
  */
 int ioeng_new(int fd, unsigned int depth, unsigned int flags, struct ioeng **out);
 /* Waits for every request in flight (and their callbacks), then frees. */

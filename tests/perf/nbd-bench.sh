@@ -412,6 +412,15 @@ one() {
 	}' >>"$RAW"
 }
 
+# idle LABEL: busy CPU of the machine over 2 s with nothing of ours running
+# (other tenants, other jobs on the box: the floor under the sys numbers)
+idle() {
+	b0=$(busy)
+	sleep 2
+	b1=$(busy)
+	echo "$b0 $b1" | awk -v l="$1" '{ printf "# background %s: %.2f CPUs busy, %.2f stolen (2 s idle)\n", l, ($3 - $1) / 200, ($4 - $2) / 200 }' >>"$RAW"
+}
+
 shuffle() { awk -v seed="$1" 'BEGIN { srand(seed) } { print rand() "\t" $0 }' | sort -n | cut -f2-; }
 
 cells() { for t in $1; do for w in $2; do echo "$t $w"; done; done; }
@@ -544,6 +553,7 @@ machine
 size=$(ctl status --json r0 | jq '.resources[0].volumes[0].size_sect * 512')
 [ "$size" -ge $((REGION_MB * 1048576)) ] || { log "REGION_MB is larger than the export"; exit 1; }
 
+idle before
 log "prefill through tandemd"
 prefill
 raw "# prefill: al=$(al_bm | cut -d' ' -f1) AL transactions, bm=$(al_bm | cut -d' ' -f2) bitmap pages"
@@ -568,6 +578,8 @@ if [ "$AL" = 1 ]; then
 	rounds al 1 "$AL_ROUNDS" "$SECS" "tandemd tandemd_al67" "$AL_WORKLOADS"
 fi
 
+idle after
+raw "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 raw "# elapsed $(($(date +%s) - start)) s"
 report "$RAW" | tee "${RAW%.txt}.md"
 log "raw results: $RAW, tables: ${RAW%.txt}.md"
