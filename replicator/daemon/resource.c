@@ -295,11 +295,21 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		pthread_mutex_unlock(&v->lock);
 	}
 	rc = write_all_sb(r, e);
-	if (rc < 0)
+	if (rc == 0)
+		rc = nbd_srv_start(r, e);
+	if (rc < 0) {
+		/* not promoted after all: the metadata must not say Primary */
+		struct reply_err ignore = {0};
+
+		for (i = 0; i < r->n_vols; i++) {
+			pthread_mutex_lock(&r->vols[i].lock);
+			r->vols[i].sb.flags &= ~MDF_PRIMARY_IND;
+			r->vols[i].sb.uuid[MD_UI_CURRENT] &= ~1ULL;
+			pthread_mutex_unlock(&r->vols[i].lock);
+		}
+		write_all_sb(r, &ignore);
 		return rc;
-	rc = nbd_srv_start(r, e);
-	if (rc < 0)
-		return rc;
+	}
 	resource_set_state(r, &ns, force ? "primary --force" : "primary");
 	return 0;
 }
