@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,10 @@ int main(int argc, char **argv)
 	if (test) {
 		rc = test_config(d.conf);
 	} else {
+		/* NBD request buffers (up to 32 MiB) come and go all the time:
+		 * keep them in the heap instead of an mmap and munmap each */
+		mallopt(M_MMAP_THRESHOLD, 64 << 20);
+		mallopt(M_TRIM_THRESHOLD, 256 << 20);
 		snprintf(pidfile, sizeof(pidfile), "%s/tandemd.pid", d.run_dir);
 		mkdir(d.run_dir, 0700);
 		if (write_pid_file(pidfile) < 0)

@@ -175,20 +175,235 @@ static int reply(int fd, uint32_t err, uint64_t cookie, const void *data, size_t
 	return rc;
 }
 
+/* Read and drop the payload of a refused WRITE. */
+static int drain_payload(int fd, uint32_t len)
+{
+	char buf[65536];
+	int rc = 0;
+
+	while (len && rc == 0) {
+		uint32_t n = len < sizeof(buf) ? len : (uint32_t)sizeof(buf);
+
+		rc = read_full(fd, buf, n);
+		len -= n;
+	}
+	return rc;
+}
+
+/* A wire error code back to an errno, so that nbd_proto_errno() gives it
+ * again when the reply is sent. */
+static int wire_to_errno(uint32_t err)
+{
+	switch (err) {
+	case NBD_EPERM:
+		return -EPERM;
+	case NBD_ENOSPC:
+		return -ENOSPC;
+	case NBD_ENOTSUP:
+		return -ENOTSUP;
+	case NBD_EOVERFLOW:
+		return -EOVERFLOW;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * The transmission phase. The connection thread reads and validates
+ * requests and submits reads and writes to the I/O engine without waiting,
+ * so several requests are in flight per connection; their completions are
+ * queued to a writer thread that sends the replies (a client that stops
+ * reading then stalls only its own connection). FLUSH, TRIM and
+ * WRITE_ZEROES wait for the requests before them.
+ */
+#define MAX_INFLIGHT       32
+#define MAX_INFLIGHT_BYTES (64u << 20)
+
+struct nbd_op {
+	struct nbd_xfer *x;
+	uint64_t cookie;
+	uint16_t type;
+	uint32_t len;
+	int res;
+	bool refused; /* by validation, already logged */
+	char *buf;
+	struct inflight range; /* writes: the range held in the volume */
+	struct nbd_op *next;
+};
+
+struct nbd_xfer {
+	struct nbd_conn *c;
+	struct volume *v;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct nbd_op *head, *tail; /* completed, to be answered */
+	unsigned int inflight;      /* submitted or queued, not yet answered */
+	uint64_t bytes;             /* their buffers */
+	bool reading;               /* the connection thread still reads */
+	bool broken;                /* a reply could not be sent */
+};
+
+static void op_queue(struct nbd_op *op, int res)
+{
+	struct nbd_xfer *x = op->x;
+
+	op->res = res < 0 ? res : 0;
+	pthread_mutex_lock(&x->lock);
+	op->next = NULL;
+	if (x->tail)
+		x->tail->next = op;
+	else
+		x->head = op;
+	x->tail = op;
+	pthread_cond_broadcast(&x->cond);
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void read_done(void *arg, int res)
+{
+	op_queue(arg, res);
+}
+
+static void write_done(void *arg, int res)
+{
+	struct nbd_op *op = arg;
+
+	volume_write_end(op->x->v, &op->range, res);
+	op_queue(op, res);
+}
+
+static void *writer_thread(void *arg)
+{
+	struct nbd_xfer *x = arg;
+	const char *res = x->c->srv->res->name;
+
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		struct nbd_op *op;
+		bool failed;
+
+		while (!x->head && (x->reading || x->inflight))
+			pthread_cond_wait(&x->cond, &x->lock);
+		op = x->head;
+		if (!op)
+			break;
+		x->head = op->next;
+		if (!x->head)
+			x->tail = NULL;
+		failed = x->broken;
+		pthread_mutex_unlock(&x->lock);
+
+		if (op->res < 0 && !op->refused)
+			log_res(LOG_ERR, res, "NBD %s of %u bytes failed: %s",
+				nbd_proto_cmd_name(op->type), op->len, strerror(-op->res));
+		if (!failed && reply(x->c->fd, op->res < 0 ? nbd_proto_errno(op->res) : 0,
+				     op->cookie, op->buf,
+				     op->type == NBD_CMD_READ ? op->len : 0) < 0) {
+			failed = true;
+			shutdown(x->c->fd, SHUT_RDWR); /* the reader stops too */
+		}
+		pthread_mutex_lock(&x->lock);
+		x->broken |= failed;
+		x->inflight--;
+		x->bytes -= op->len;
+		pthread_cond_broadcast(&x->cond);
+		free(op->buf);
+		free(op);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return NULL;
+}
+
+/* Wait until at most `max` requests are unanswered (lock held). */
+static void wait_inflight(struct nbd_xfer *x, unsigned int max, uint64_t bytes)
+{
+	while (x->inflight > max || (x->inflight && x->bytes + bytes > MAX_INFLIGHT_BYTES))
+		pthread_cond_wait(&x->cond, &x->lock);
+}
+
+/* Start one valid request; -1 ends the connection. */
+static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
+{
+	struct nbd_op *op = calloc(1, sizeof(*op));
+	uint32_t buflen = (req->type == NBD_CMD_READ || req->type == NBD_CMD_WRITE) ? req->length
+										    : 0;
+	int rc = 0;
+
+	if (!op)
+		return -1;
+	op->x = x;
+	op->cookie = req->cookie;
+	op->type = req->type;
+	op->len = buflen;
+	pthread_mutex_lock(&x->lock);
+	/* FLUSH, TRIM, WRITE_ZEROES: after everything before them */
+	wait_inflight(x, buflen ? MAX_INFLIGHT - 1 : 0, buflen);
+	x->inflight++;
+	x->bytes += buflen;
+	pthread_mutex_unlock(&x->lock);
+	if (buflen && !(op->buf = malloc(buflen))) {
+		op_queue(op, -ENOMEM);
+		return req->type == NBD_CMD_WRITE ? -1 : 0; /* the payload cannot be read */
+	}
+	switch (req->type) {
+	case NBD_CMD_READ:
+		rc = volume_submit(x->v, IOENG_READ, op->buf, req->offset, req->length, read_done, op);
+		if (rc < 0)
+			op_queue(op, rc);
+		return 0;
+	case NBD_CMD_WRITE:
+		if (read_full(x->c->fd, op->buf, req->length) < 0) {
+			op_queue(op, -ECONNRESET);
+			return -1;
+		}
+		op->range.off = req->offset;
+		op->range.len = req->length;
+		rc = volume_write_begin(x->v, &op->range);
+		if (rc < 0) {
+			op_queue(op, rc);
+			return 0;
+		}
+		rc = volume_submit(x->v,
+				   (req->flags & NBD_CMD_FLAG_FUA) ? IOENG_WRITE_FUA : IOENG_WRITE,
+				   op->buf, req->offset, req->length, write_done, op);
+		if (rc < 0)
+			write_done(op, rc);
+		return 0;
+	case NBD_CMD_FLUSH:
+		rc = volume_flush(x->v);
+		break;
+	case NBD_CMD_TRIM:
+	case NBD_CMD_WRITE_ZEROES:
+		rc = volume_trim(x->v, req->offset, req->length, req->type == NBD_CMD_WRITE_ZEROES,
+				 !(req->flags & NBD_CMD_FLAG_NO_HOLE));
+		if (rc == 0 && (req->flags & NBD_CMD_FLAG_FUA))
+			rc = volume_flush(x->v);
+		break;
+	default:
+		rc = -ENOTSUP;
+	}
+	op_queue(op, rc);
+	return 0;
+}
+
 /* Serve requests until the client disconnects or asks to. */
 static void transmission(struct nbd_conn *c, struct volume *v,
 			 const struct nbd_export_limits *lim)
 {
+	struct nbd_xfer x = {.c = c, .v = v, .reading = true};
 	const char *res = c->srv->res->name;
-	uint8_t hdr[28];
-	char *buf = malloc(NBD_REQUEST_MAX_PAYLOAD);
 	struct nbd_request req;
+	pthread_t writer;
+	uint8_t hdr[28];
 	const char *why;
 	uint32_t err;
-	int rc;
 
-	if (!buf)
-		return;
+	pthread_mutex_init(&x.lock, NULL);
+	pthread_cond_init(&x.cond, NULL);
+	if (pthread_create(&writer, NULL, writer_thread, &x) != 0) {
+		log_res(LOG_ERR, res, "cannot start an NBD writer thread");
+		goto out;
+	}
 	for (;;) {
 		if (read_full(c->fd, hdr, sizeof(hdr)) < 0)
 			break;
@@ -201,52 +416,37 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 		err = nbd_request_validate(&req, lim, &why);
 		if (err) {
 			uint32_t drain = nbd_request_payload(&req);
+			struct nbd_op *op;
 
 			log_res(LOG_WARNING, res, "NBD request %s offset %llu length %u refused: %s",
 				nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
 				req.length, why);
-			if (drain && (!nbd_request_drainable(&req) ||
-				      read_full(c->fd, buf, drain) < 0))
+			if (drain && (!nbd_request_drainable(&req) || drain_payload(c->fd, drain) < 0))
 				break;
-			if (reply(c->fd, err, req.cookie, NULL, 0) < 0)
+			op = calloc(1, sizeof(*op));
+			if (!op)
 				break;
+			op->x = &x;
+			op->cookie = req.cookie;
+			op->type = req.type;
+			op->refused = true;
+			pthread_mutex_lock(&x.lock);
+			x.inflight++;
+			pthread_mutex_unlock(&x.lock);
+			op_queue(op, wire_to_errno(err));
 			continue;
 		}
-		rc = 0;
-		switch (req.type) {
-		case NBD_CMD_READ:
-			rc = volume_read(v, buf, req.offset, req.length);
-			break;
-		case NBD_CMD_WRITE:
-			if (read_full(c->fd, buf, req.length) < 0)
-				goto out;
-			rc = volume_write(v, buf, req.offset, req.length,
-					  req.flags & NBD_CMD_FLAG_FUA);
-			break;
-		case NBD_CMD_FLUSH:
-			rc = volume_flush(v);
-			break;
-		case NBD_CMD_TRIM:
-		case NBD_CMD_WRITE_ZEROES:
-			rc = volume_trim(v, req.offset, req.length,
-					 req.type == NBD_CMD_WRITE_ZEROES,
-					 !(req.flags & NBD_CMD_FLAG_NO_HOLE));
-			if (rc == 0 && (req.flags & NBD_CMD_FLAG_FUA))
-				rc = volume_flush(v);
-			break;
-		default:
-			rc = -ENOTSUP;
-		}
-		if (rc < 0)
-			log_res(LOG_ERR, res, "NBD %s offset %llu length %u failed: %s",
-				nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
-				req.length, strerror(-rc));
-		if (reply(c->fd, rc < 0 ? nbd_proto_errno(rc) : 0, req.cookie, buf,
-			  req.type == NBD_CMD_READ ? req.length : 0) < 0)
+		if (start_request(&x, &req) < 0)
 			break;
 	}
+	pthread_mutex_lock(&x.lock);
+	x.reading = false;
+	pthread_cond_broadcast(&x.cond);
+	pthread_mutex_unlock(&x.lock);
+	pthread_join(writer, NULL);
 out:
-	free(buf);
+	pthread_mutex_destroy(&x.lock);
+	pthread_cond_destroy(&x.cond);
 }
 
 static void *conn_thread(void *arg)

@@ -335,32 +335,60 @@ static void end_write(struct volume *v, uint64_t off, uint32_t len, struct infli
 	release_range(v, me);
 }
 
-int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, bool fua)
+/* Claim the range, take AL references (committing cold extents) and mark
+ * the bitmap; the data write may then be submitted. */
+int volume_write_begin(struct volume *v, struct inflight *me)
 {
-	struct inflight me = {off, len, NULL};
 	int rc;
 
 	pthread_mutex_lock(&v->lock);
-	claim_range(v, &me);
-	rc = begin_write(v, off, len);
+	claim_range(v, me);
+	rc = begin_write(v, me->off, (uint32_t)me->len);
 	if (rc < 0) {
-		release_range(v, &me);
+		release_range(v, me);
 		pthread_mutex_unlock(&v->lock);
 		return rc;
 	}
 	v->c.lo++;
 	v->c.ap++;
 	pthread_mutex_unlock(&v->lock);
+	return 0;
+}
 
-	rc = io(v, fua ? IOENG_WRITE_FUA : IOENG_WRITE, buf, off, len);
-
+/* The data write of me finished with rc. */
+void volume_write_end(struct volume *v, struct inflight *me, int rc)
+{
 	pthread_mutex_lock(&v->lock);
 	v->c.lo--;
 	v->c.ap--;
-	if (rc == 0)
-		v->c.dw += len / 1024;
-	end_write(v, off, len, &me);
+	if (rc >= 0)
+		v->c.dw += me->len / 1024;
+	end_write(v, me->off, (uint32_t)me->len, me);
 	pthread_mutex_unlock(&v->lock);
+}
+
+int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, uint32_t len,
+		  void (*done)(void *arg, int res), void *arg)
+{
+	struct ioeng_req r = {.op = op, .buf = buf, .off = off, .len = len, .done = done, .arg = arg};
+
+	if (op == IOENG_READ) {
+		pthread_mutex_lock(&v->lock);
+		v->c.dr += len / 1024;
+		pthread_mutex_unlock(&v->lock);
+	}
+	return ioeng_submit(v->io, &r);
+}
+
+int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, bool fua)
+{
+	struct inflight me = {off, len, NULL};
+	int rc = volume_write_begin(v, &me);
+
+	if (rc < 0)
+		return rc;
+	rc = io(v, fua ? IOENG_WRITE_FUA : IOENG_WRITE, buf, off, len);
+	volume_write_end(v, &me, rc);
 	return rc;
 }
 
