@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build tandem from this checkout and run every test: make check (unit,
-# golden corpus, drbdadm comparison, man pages), a short fuzz run under
-# ASan/UBSan, and make distcheck. Ends with one line:
+# golden corpus, drbdadm comparison, integration tests, man pages), a short
+# fuzz run under ASan/UBSan, the demo, and make distcheck. Ends with one line:
 #   tests: N passed, N failed, N skipped
 # Environment: BUILD_DIR (default ./build), FUZZ_SECONDS (default 60).
 set -eu
@@ -26,6 +26,12 @@ make -j"$jobs" check || rc=$?
 if [ "$rc" -eq 0 ]; then
 	echo "== fuzz (${FUZZ_SECONDS:-60} s)"
 	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" || rc=$?
+fi
+if [ "$rc" -eq 0 ]; then
+	# the README's other command must keep working too
+	echo "== demo (scripts/demo.sh, output in $build/demo.log)"
+	BUILD_DIR="$build/demo-build" "$top/scripts/demo.sh" >"$build/demo.log" 2>&1 ||
+		{ rc=$?; tail -n 30 "$build/demo.log"; echo "demo failed (exit $rc)"; }
 fi
 if [ "$rc" -eq 0 ]; then
 	echo "== make distcheck"

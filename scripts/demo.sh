@@ -86,7 +86,7 @@ td="$build/replicator/tandemd"
 run="$tmp/run"
 "$td" -c "$tmp/md.conf" --node alice --run-dir "$run" -f 2>"$tmp/tandemd.log" &
 tdpid=$!
-trap 'kill $tdpid 2>/dev/null; wait $tdpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $tdpid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 while [ ! -S "$run/tandemd.sock" ]; do sleep 0.1; done
 ctl() { "$adm" -c "$tmp/md.conf" --node alice --run-dir "$run" "$@"; }
 ctl up data
