@@ -2,9 +2,8 @@
  * volume: one attached volume: metadata, bitmap and activity log, and the
  * local data path (reads, writes through the AL, flush, trim, zero).
  *
- * Data I/O goes through the volume's I/O engine (io_uring, or a thread
- * pool where io_uring is not available); each NBD connection thread waits
- * for its own request. Overlapping writes are serialised, the AL is
+ * Data I/O runs on the calling thread by default, or through an I/O engine
+ * (io_uring, or a thread pool) when TANDEM_IO asks for it. Overlapping writes are serialised, the AL is
  * updated before a write to a cold extent, and every write marks the
  * bitmap while no peer is connected.
  */
@@ -123,6 +122,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		.writable = true,
 	};
 	struct md_replay_result rr;
+	const char *mode;
 	char err[256];
 	uint64_t want;
 	int rc;
@@ -191,13 +191,16 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		volume_release(v);
 		return rc;
 	}
-	rc = ioeng_new(bdev_fd(v->data), 128, 0, &v->io);
+	mode = getenv("TANDEM_IO");
+	if (mode && (!strcmp(mode, "io_uring") || !strcmp(mode, "threads")))
+		rc = ioeng_new(bdev_fd(v->data), 128,
+			       !strcmp(mode, "threads") ? IOENG_FORCE_THREADS : 0, &v->io);
 	if (rc < 0) {
 		ERRF(e, 20, "volume %u: cannot set up the I/O engine: %s", v->vnr, strerror(-rc));
 		volume_release(v);
 		return rc;
 	}
-	if (ioeng_uring_error(v->io))
+	if (v->io && ioeng_uring_error(v->io))
 		log_res(LOG_NOTICE, v->res->name, "volume %u: io_uring unavailable (%s): using %s",
 			v->vnr, strerror(-ioeng_uring_error(v->io)), ioeng_kind(v->io));
 	/* a node that went down as Primary is a crashed primary */
@@ -216,7 +219,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 	log_res(LOG_INFO, v->res->name,
 		"volume %u: attached %s, %llu KiB, disk %s, %llu KiB out of sync, I/O via %s",
 		v->vnr, cv->disk, (unsigned long long)v->size_sect / 2, state_disk_name(v->disk),
-		(unsigned long long)bitmap_weight(v->bm) * 4, ioeng_kind(v->io));
+		(unsigned long long)bitmap_weight(v->bm) * 4, v->io ? ioeng_kind(v->io) : "inline");
 	return 0;
 }
 
@@ -285,12 +288,44 @@ static void release_range(struct volume *v, struct inflight *me)
 	pthread_cond_broadcast(&v->cond);
 }
 
-/* One request through the engine, waiting for it; 0 or a negative errno. */
+/*
+ * Where data I/O runs. "inline" (the default) does it with system calls
+ * on the calling thread, the NBD connection thread; the measurements in
+ * doc/perf-nbd.md showed that for buffered I/O on a file io_uring punts
+ * every write to a kernel worker, and the extra thread hops halved small
+ * writes. TANDEM_IO=io_uring or threads selects the engine instead.
+ */
+static int io_inline(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, uint64_t len)
+{
+	int mode;
+
+	switch (op) {
+	case IOENG_READ:
+		return bdev_pread(v->data, buf, len, off);
+	case IOENG_WRITE:
+		return bdev_pwrite(v->data, buf, len, off);
+	case IOENG_WRITE_FUA:
+		return bdev_pwrite_sync(v->data, buf, len, off);
+	case IOENG_FSYNC:
+		return bdev_flush(v->data);
+	case IOENG_PUNCH_HOLE:
+	case IOENG_ZERO_RANGE:
+		mode = (op == IOENG_PUNCH_HOLE ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE) |
+		       FALLOC_FL_KEEP_SIZE;
+		return fallocate(bdev_fd(v->data), mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+	}
+	return -EINVAL;
+}
+
+/* One request, waiting for it; 0 or a negative errno. */
 static int io(struct volume *v, enum ioeng_op op, const void *buf, uint64_t off, uint64_t len)
 {
 	struct ioeng_req r = {.op = op, .buf = (void *)buf, .off = off, .len = len};
-	int rc = ioeng_run(v->io, &r);
+	int rc;
 
+	if (!v->io)
+		return io_inline(v, op, (void *)buf, off, len);
+	rc = ioeng_run(v->io, &r);
 	return rc < 0 ? rc : 0;
 }
 
@@ -377,6 +412,12 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 		v->c.dr += len / 1024;
 		pthread_mutex_unlock(&v->lock);
 	}
+	if (!v->io) { /* inline: done before returning */
+		int rc = io_inline(v, op, buf, off, len);
+
+		done(arg, rc < 0 ? rc : (int)len);
+		return 0;
+	}
 	return ioeng_submit(v->io, &r);
 }
 
@@ -400,11 +441,10 @@ int volume_flush(struct volume *v)
 	if (rc < 0)
 		return (int)rc;
 	pthread_mutex_lock(&v->lock);
+	/* bitmap pages are written durably (RWF_DSYNC): no second flush */
 	rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
 	pthread_mutex_unlock(&v->lock);
-	if (rc < 0)
-		return (int)rc;
-	return bdev_flush(md_meta_bdev(v->md));
+	return rc < 0 ? (int)rc : 0;
 }
 
 /* TRIM and WRITE_ZEROES map to fallocate; zeroing falls back to writes.

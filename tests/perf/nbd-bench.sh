@@ -16,14 +16,19 @@
 #             rand4k_wide             4 KiB random writes, QD1, the whole
 #                                     region (AL experiment only)
 #
+# Every run starts with nothing dirty and none of the backing file in the
+# page cache (sync, then POSIX_FADV_DONTNEED through dd iflag=nocache).
 # Before the rounds one size-based pass of 1 MiB writes over the test region
 # goes through tandemd (its activity log and bitmap reach their steady
 # state: al-extents 1237 cover this device), then one discarded warm-up
 # round. Optional afterwards: AL=1, tandemd with al-extents 67 against the
 # default in shuffled rounds (a hot set smaller than the region: AL
-# transactions, each with fdatasync on the backing file); PROFILE=1,
-# syscall counts (strace -c -f) of tandemd and nbdkit per workload and a
-# perf profile (cpu-clock) of tandemd.
+# transactions, each a synchronous 4 KiB metadata write); PROFILE=1:
+# syscalls per request (strace -c -f), the fdatasync calls per FLUSH
+# (strace -T), context switches, CPU and io_uring punts per request (perf
+# stat), a cpu-clock profile of tandemd (perf record), and the page-cache
+# calibration (also alone: nbd-bench.sh pagecache [FILE]); optionally
+# ALT_BUILD_DIR, another build against this one (set alt).
 #
 # CPU: busy jiffies of the whole machine from /proc/stat (user + nice +
 # system + irq + softirq) over the fio run and over run + the `sync` after
@@ -41,6 +46,9 @@
 #   AL         1 = the al-extents 67 experiment [1], AL_ROUNDS rounds [3],
 #              AL_WORKLOADS [seq1m_qd1 rand4k_wide commit4k_qd1]
 #   PROFILE    1 = strace/perf profiles [1]
+#   ALT_BUILD_DIR  another build (e.g. an older commit) as tandemd_alt against
+#              this one in ALT_ROUNDS [3] shuffled rounds of ALT_WORKLOADS
+#              [seq1m_qd8 rand4k_j1 commit4k_qd1]; ALT_LABEL names it
 #   RAW        file for the raw lines [tests/perf/results/nbd-bench-DATE.txt]
 #
 #   nbd-bench.sh report RAWFILE   render the tables from a raw file again
@@ -84,6 +92,8 @@ function tname(t) {
 /^# targets / { ntg = split(substr($0, 11), tg, " ") }
 /^# workloads / { nwl = split(substr($0, 13), wls, " ") }
 /^# al-workloads / { nal = split(substr($0, 16), alw, " ") }
+/^# alt-workloads / { nalt = split(substr($0, 17), altw, " ") }
+/^# alt-build / { altname = substr($0, 13) }
 /^run / {
 	kv()
 	if (f["round"] == 0)
@@ -94,6 +104,7 @@ function tname(t) {
 	rounds[s, r] = 1
 	add(s SUBSEP w SUBSEP t SUBSEP "m", v)
 	gib = f["bytes"] / 1073741824
+	stl[s] += f["steal"]; stms[s] += f["ms"] / 10
 	if (gib > 0) {
 		add(s SUBSEP w SUBSEP t SUBSEP "sys", f["sys"] / 100 / gib)
 		add(s SUBSEP w SUBSEP t SUBSEP "syssync", f["syssync"] / 100 / gib)
@@ -122,6 +133,9 @@ END {
 	print ""
 	for (i = 1; i <= nhdr; i++)
 		print "    " substr(hdr[i], 3)
+	for (s in stl)
+		if (stms[s] > 0)
+			printf "    CPUs stolen by the hypervisor during the runs of set %s: %.2f (mean)\n", s, stl[s] / stms[s]
 	print ""
 	print "### Throughput: median (min–max) over the rounds; ratios within a round"
 	print ""
@@ -209,6 +223,22 @@ END {
 				med(kb "alpg", "%.0f"), med(ka "syssync", "%.2f"), med(kb "syssync", "%.2f")
 		}
 	}
+	if (nalt) {
+		print ""
+		print "### This build (tandemd) against " altname " (tandemd_alt), set alt"
+		print ""
+		print "| workload | unit | tandemd | tandemd_alt | tandemd / tandemd_alt | server CPU s/GiB (tandemd / alt) | write p50 / p99 µs (tandemd; alt) |"
+		print "|---|---|---|---|---|---|---|"
+		for (j = 1; j <= nalt; j++) {
+			w = altw[j]
+			ka = "alt" SUBSEP w SUBSEP "tandemd" SUBSEP
+			kb = "alt" SUBSEP w SUBSEP "tandemd_alt" SUBSEP
+			printf "| %s | %s | %s | %s | %s | %s / %s | %s / %s; %s / %s |\n", w, unit(w),
+				spread(ka "m", "%.0f"), spread(kb "m", "%.0f"), ratio("alt", w, "tandemd", "tandemd_alt"),
+				med(ka "srv", "%.2f"), med(kb "srv", "%.2f"), med(ka "wp50", "%.0f"), med(ka "wp99", "%.0f"),
+				med(kb "wp50", "%.0f"), med(kb "wp99", "%.0f")
+		}
+	}
 	if (nprof) {
 		print ""
 		print "### Profiles (prof lines)"
@@ -224,6 +254,42 @@ if [ "${1:-}" = report ]; then
 	exit 0
 fi
 
+# Page-cache calibration (also run in the profile phase): 1 GiB of
+# buffered dd bs=1M into FILE, each time right after its pages left the
+# page cache, or WAIT seconds later. A guest with virtio-balloon free page
+# reporting hands free memory back to the host after a while; a page cache
+# that grows into such memory pays for the host's page faults.
+reporting_kib() { cat /sys/module/page_reporting/parameters/reported_kib 2>/dev/null || echo 0; }
+pagecache_wait() {
+	for w in 0 "$2" 0 "$2"; do
+		sync
+		dd if="$1" iflag=nocache count=0 status=none
+		k0=$(reporting_kib)
+		sleep "$w"
+		k1=$(reporting_kib)
+		rate=$(dd if=/dev/zero of="$1" bs=1M count=1024 conv=notrunc 2>&1 | sed -n 's/.*, //p' | tail -1)
+		echo "prof pagecache-wait wait_s=$w reported_to_host_mib=$(((k1 - k0) / 1024)) dd_1g_buffered=$(echo "$rate" | tr -d ' ')"
+	done
+	sync
+}
+if [ "${1:-}" = pagecache ]; then
+	out=${2:-$here/results/nbd-bench-pagecache-$(date -u +%Y%m%d-%H%M%S).txt}
+	d=$(mktemp -d "${SCRATCH:-/var/tmp}/nbd-bench.XXXXXX")
+	trap 'rm -rf "$d"' EXIT
+	{
+		echo "# date $(date -u '+%Y-%m-%d %H:%M:%S UTC'); kernel $(uname -r)"
+		for f in /sys/bus/virtio/devices/*/features; do
+			dev=${f%/features}
+			echo "# virtio $(basename "$(readlink "$dev/driver")") features $(cut -c1-8 "$f") (bits 0-7)"
+		done
+		echo "# page_reporting reported_kib since boot: $(reporting_kib); uptime $(cut -d' ' -f1 /proc/uptime) s"
+	} >"$out"
+	dd if=/dev/zero of="$d/f" bs=1M count=1024 conv=fsync status=none
+	pagecache_wait "$d/f" 5 >>"$out"
+	cat "$out"
+	exit 0
+fi
+
 # ------------------------------------------------------------------ setup
 if [ -z "${BUILD_DIR:-}" ]; then
 	BUILD_DIR=/work/main/build
@@ -233,14 +299,16 @@ fi
 : "${WARM_SECS:=1}" "${TARGETS:=raw nbdkit nbdkit_none tandemd}"
 : "${WORKLOADS:=seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1}"
 : "${AL:=1}" "${AL_ROUNDS:=3}" "${AL_WORKLOADS:=seq1m_qd1 rand4k_wide commit4k_qd1}" "${PROFILE:=1}"
+: "${ALT_ROUNDS:=3}" "${ALT_WORKLOADS:=seq1m_qd8 rand4k_j1 commit4k_qd1}"
 : "${RAW:=$here/results/nbd-bench-$(date -u +%Y%m%d-%H%M%S).txt}"
 
 adm=$BUILD_DIR/replicator/tandemadm
-tandemd=$BUILD_DIR/replicator/tandemd
-if [ ! -x "$adm" ] || [ ! -x "$tandemd" ]; then
-	echo "nbd-bench: build $BUILD_DIR first (configure && make)" >&2
-	exit 1
-fi
+for b in "$BUILD_DIR" ${ALT_BUILD_DIR:+"$ALT_BUILD_DIR"}; do
+	if [ ! -x "$b/replicator/tandemadm" ] || [ ! -x "$b/replicator/tandemd" ]; then
+		echo "nbd-bench: build $b first (configure && make)" >&2
+		exit 1
+	fi
+done
 for t in fio nbdkit jq /usr/bin/time; do
 	command -v "$t" >/dev/null 2>&1 || { echo "nbd-bench: needs $t" >&2; exit 1; }
 done
@@ -299,11 +367,14 @@ write_conf() {
 	CONF
 }
 
-# start_tandemd AL_EXTENTS: daemon, up, primary --force
+# start_tandemd BUILD AL_EXTENTS: daemon, up, primary --force (BUILD's
+# tandemd and tandemadm)
 start_tandemd() {
-	write_conf "$1"
+	adm=$1/replicator/tandemadm
+	write_conf "$2"
 	rm -f "$run/tandemd.sock"
-	"$tandemd" -c "$tmp/t.conf" --node alice --run-dir "$run" -f >>"$tmp/tandemd.log" 2>&1 &
+	"$1/replicator/tandemd" -c "$tmp/t.conf" --node alice --run-dir "$run" -f \
+		>>"$tmp/tandemd.log" 2>&1 &
 	tandemd_pid=$!
 	wait_sock "$run/tandemd.sock"
 	ctl up r0 >/dev/null
@@ -334,6 +405,8 @@ machine() {
 	done
 	raw "# fio $(fio --version), $(nbdkit --version), tandemd from $BUILD_DIR ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$here" && git diff --quiet HEAD -- ../../replicator 2>/dev/null || echo ', replicator/ modified'))"
 	raw "# backing file $SIZE_MB MiB, test region $REGION_MB MiB; export size $(ctl status --json r0 | jq '.resources[0].volumes[0].size_sect * 512') bytes"
+	raw "# tandemd log: $(grep -o 'attached.*' "$tmp/tandemd.log" | tail -1)"
+	raw "# virtio-balloon features $(cut -c1-8 /sys/bus/virtio/drivers/virtio_balloon/virtio*/features 2>/dev/null | head -1) (bit 5: free page reporting); page_reporting reported_kib since boot $(reporting_kib)"
 	raw "# rounds $ROUNDS, $SECS s per run, warm-up $WARM_SECS s per run"
 	raw "# targets $TARGETS"
 	raw "# workloads $WORKLOADS"
@@ -383,10 +456,20 @@ srv_pid() {
 	esac
 }
 
+# settle: every run starts from the same state: nothing dirty, and none of
+# the backing file in the page cache. Otherwise a buffered target overwrites
+# cached pages or allocates new ones depending on which target ran before
+# it (O_DIRECT and cache=none leave none; 1.5x in a test of rand4k_j1).
+settle() {
+	sync
+	dd if="$data" iflag=nocache count=0 status=none
+}
+
 # one SET ROUND SECS TARGET WORKLOAD: one fio run, one raw line
 one() {
 	set_=$1 r=$2 secs=$3 t=$4 wl=$5
-	sync
+	settle
+	cached=$(fincore -n -o PAGES "$data" 2>/dev/null || echo '?')
 	pid=$(srv_pid "$t")
 	case $t in tandemd*) c0=$(al_bm) ;; *) c0="0 0" ;; esac
 	p0=$(pcpu "$pid")
@@ -404,11 +487,11 @@ one() {
 		(.write.clat_ns.percentile["50.000000"] // 0), (.write.clat_ns.percentile["99.000000"] // 0),
 		(.sync.lat_ns.percentile["50.000000"] // 0), (.sync.lat_ns.percentile["99.000000"] // 0),
 		.write.runtime] | @tsv' "$tmp/fio.json")
-	echo "$m $b0 $b1 $b2 $p0 $p1 $c0 $c1 $(cat "$tmp/time")" | awk -v pre="run set=$set_ round=$r target=$t wl=$wl" '{
+	echo "$m $b0 $b1 $b2 $p0 $p1 $c0 $c1 $(cat "$tmp/time") $cached" | awk -v pre="run set=$set_ round=$r target=$t wl=$wl" '{
 		printf "%s bytes=%s mbs=%.1f iops=%.0f wp50=%.1f wp99=%.1f fp50=%.1f fp99=%.1f ms=%s",
 			pre, $1, $2 / 1e6, $3, $4 / 1000, $5 / 1000, $6 / 1000, $7 / 1000, $8
-		printf " sys=%d steal=%d syssync=%d srv=%d al=%d bm=%d fio=%.2f\n",
-			$11 - $9, $12 - $10, $13 - $9, $16 - $15, $19 - $17, $20 - $18, $21 + $22
+		printf " sys=%d steal=%d syssync=%d srv=%d al=%d bm=%d fio=%.2f cached_pages=%s\n",
+			$11 - $9, $12 - $10, $13 - $9, $16 - $15, $19 - $17, $20 - $18, $21 + $22, $23
 	}' >>"$RAW"
 }
 
@@ -433,7 +516,7 @@ rounds() {
 	r=$2
 	while [ "$r" -le "$3" ]; do
 		log "$1 round $r of $3"
-		if [ "$1" = al ]; then
+		if [ "$1" != main ]; then
 			for t in $(echo "$5" | tr ' ' '\n' | shuffle "$((r + 100))"); do
 				cells "$t" "$6" | shuffle "$((r + 200))"
 			done >"$tmp/order"
@@ -441,27 +524,32 @@ rounds() {
 			cells "$5" "$6" | shuffle "$r" >"$tmp/order"
 		fi
 		while read -r t w <&3; do
-			[ "$1" != al ] || switch_al "$t"
+			[ "$1" = main ] || switch_variant "$t"
 			one "$1" "$r" "$4" "$t" "$w"
 		done 3<"$tmp/order"
 		r=$((r + 1))
 	done
 }
 
-# The AL set restarts tandemd when the next cell needs the other
-# al-extents; the restarted daemon starts with an empty log, so the region
-# is written once more first, as at the start.
-cur_al=1237
-switch_al() {
-	want=1237
-	[ "$1" != tandemd_al67 ] || want=67
-	[ "$want" != "$cur_al" ] || return 0
-	log "restarting tandemd with al-extents $want"
+# The sets al and alt restart tandemd when the next cell needs another
+# variant: tandemd (BUILD_DIR, al-extents 1237), tandemd_al67 (al-extents
+# 67), tandemd_alt (ALT_BUILD_DIR). A restarted daemon starts with an empty
+# activity log: with 1237 extents the region is written once more first,
+# as at the start (with 67 the log never reaches a steady hot set anyway).
+cur_variant="$BUILD_DIR 1237"
+switch_variant() {
+	case $1 in
+	tandemd_al67) want="$BUILD_DIR 67" ;;
+	tandemd_alt) want="$ALT_BUILD_DIR 1237" ;;
+	*) want="$BUILD_DIR 1237" ;;
+	esac
+	[ "$want" != "$cur_variant" ] || return 0
+	log "restarting tandemd: $want"
 	stop_tandemd
-	start_tandemd "$want"
-	cur_al=$want
-	prefill
-	sync
+	# shellcheck disable=SC2086
+	start_tandemd $want
+	cur_variant=$want
+	[ "${want#* }" != 1237 ] || prefill
 }
 
 prefill() {
@@ -474,7 +562,7 @@ prefill() {
 # prof_strace TARGET WORKLOAD: syscalls of the server per NBD request
 prof_strace() {
 	t=$1 wl=$2 pid=$(srv_pid "$1")
-	sync
+	settle
 	strace -f -c -o "$tmp/strace" -p "$pid" 2>/dev/null &
 	sp=$!
 	sleep 0.5
@@ -488,42 +576,82 @@ prof_strace() {
 		$NF ~ /^[a-z_0-9]+$/ && $4 ~ /^[0-9]+$/ && $NF != "total" { c[$NF] = $4 }
 		END {
 			line = pre
-			split("read recvfrom sendto pwrite64 pwritev2 fdatasync sync_file_range fadvise64 futex", k, " ")
+			split("read recvfrom sendto write pwrite64 pwritev2 fdatasync sync_file_range fadvise64 futex io_uring_enter", k, " ")
 			for (i = 1; i in k; i++)
 				if (k[i] in c)
 					line = line sprintf(" %s/req=%.2f", k[i], c[k[i]] / n)
 			print line
 		}' "$tmp/strace" >>"$RAW"
-	cp "$tmp/strace" "${RAW%.txt}.strace-$t-$wl.txt"
+	{ echo "=== strace -c -f -p (server) target=$t wl=$wl"; cat "$tmp/strace"; } >>"${RAW%.txt}.profiles.txt"
 }
 
-# prof_flushpair: tandemd answers a FLUSH with fdatasync (data), the bitmap
-# writeback, then fdatasync (metadata: the same descriptor with internal
-# metadata). Durations of each from strace -T (inflated by the tracing).
-prof_flushpair() {
-	sync
-	strace -f -T -e trace=fdatasync,pwritev2,pwrite64 -o "$tmp/strace.T" -p "$tandemd_pid" \
-		2>/dev/null &
+# prof_fdatasync TARGET: the fdatasync system calls of the server during
+# commit4k_qd1 (strace -T; durations inflated by the tracing): how many per
+# FLUSH and how long. tandemd answers a FLUSH with an fdatasync of the data
+# (through the I/O engine since the io_uring data path: not a system call
+# then), the bitmap writeback, and bdev_flush of the metadata device: with
+# internal metadata the same descriptor again.
+prof_fdatasync() {
+	t=$1 pid=$(srv_pid "$1")
+	settle
+	strace -f -T -e trace=fdatasync -o "$tmp/strace.T" -p "$pid" 2>/dev/null &
 	sp=$!
 	sleep 0.5
 	# shellcheck disable=SC2046
 	fio --name=w --group_reporting --output-format=json --output="$tmp/fio.json" \
-		--runtime=2 --time_based $(fio_args tandemd commit4k_qd1 99) >>"$tmp/fio.log" 2>&1
+		--runtime=2 --time_based $(fio_args "$t" commit4k_qd1 99) >>"$tmp/fio.log" 2>&1
 	kill -INT "$sp"
 	wait "$sp" 2>/dev/null || true
-	for nth in 1 2; do
-		awk -v nth="$nth" '/pwrite/ && !/RWF_DSYNC/ { k = 0 } /fdatasync/ && match($0, /<[0-9.]+>$/) {
-			if (++k == nth) print substr($0, RSTART + 1, RLENGTH - 2) * 1e6 }' "$tmp/strace.T" |
-			sort -n | awk -v nth="$nth" '{ v[NR] = $1 } END {
-				printf " fdatasync%d_n=%d p50_us=%.0f p90_us=%.0f", nth, NR, v[int((NR + 1) / 2)], v[int(NR * 0.9) + 1] }'
-	done | sed 's/^/prof flushpair target=tandemd wl=commit4k_qd1 (strace -T):/' >>"$RAW"
-	echo >>"$RAW"
+	flushes=$(jq '.jobs[0].sync.total_ios' "$tmp/fio.json")
+	awk 'match($0, /<[0-9.]+>$/) { print substr($0, RSTART + 1, RLENGTH - 2) * 1e6 }' "$tmp/strace.T" |
+		sort -n | awk -v pre="prof fdatasync target=$t wl=commit4k_qd1 flushes=$flushes" -v f="$flushes" '
+		{ v[NR] = $1 } END {
+			printf "%s fdatasync_calls=%d per_flush=%.2f p50_us=%.0f p90_us=%.0f (strace -T)\n", pre, NR,
+				NR / f, NR ? v[int((NR + 1) / 2)] : 0, NR ? v[int(NR * 0.9) + 1] : 0 }' >>"$RAW"
+}
+
+# prof_stat TARGET WORKLOAD: per NBD request, the server's context switches,
+# CPU time (task-clock), io_uring submissions and io_uring requests punted
+# to io-wq worker threads (perf stat, software events and tracepoints).
+prof_stat() {
+	t=$1 wl=$2 pid=$(srv_pid "$1")
+	command -v perf >/dev/null 2>&1 || return 0
+	settle
+	perf stat -x, -o "$tmp/pstat" -p "$pid" -e context-switches,task-clock \
+		-e io_uring:io_uring_submit_req,io_uring:io_uring_queue_async_work >/dev/null 2>&1 &
+	sp=$!
+	sleep 0.3
+	# shellcheck disable=SC2046
+	fio --name=w --group_reporting --output-format=json --output="$tmp/fio.json" \
+		--runtime=2 --time_based $(fio_args "$t" "$wl" 99) >>"$tmp/fio.log" 2>&1
+	kill -INT "$sp"
+	wait "$sp" 2>/dev/null || true
+	n=$(jq '.jobs[0].write.total_ios + (.jobs[0].sync.total_ios // 0)' "$tmp/fio.json")
+	iops=$(jq '.jobs[0].write.iops | floor' "$tmp/fio.json")
+	awk -F, -v pre="prof perfstat target=$t wl=$wl requests=$n write_iops=$iops" -v n="$n" '
+		$3 == "context-switches" { l = l sprintf(" cs/req=%.2f", $1 / n) }
+		$3 == "task-clock" { l = l sprintf(" cpu_us/req=%.1f", $1 * 1000 / n) }
+		$3 ~ /submit_req/ { l = l sprintf(" uring_sqes/req=%.2f", $1 / n) }
+		$3 ~ /queue_async_work/ { l = l sprintf(" iowq_punts/req=%.2f", $1 / n) }
+		END { print pre l }' "$tmp/pstat" >>"$RAW"
+}
+
+# prof_pagecache: what a buffered write costs on this machine when the page
+# cache holds the pages (clean) and when it does not: 1 GiB of dd bs=1M
+# over the start of the region, first after settle, then again after sync.
+prof_pagecache() {
+	settle
+	a=$(dd if=/dev/zero of="$data" bs=1M count=1024 conv=notrunc 2>&1 | sed -n 's/.*, //p' | tail -1)
+	sync
+	b=$(dd if=/dev/zero of="$data" bs=1M count=1024 conv=notrunc 2>&1 | sed -n 's/.*, //p' | tail -1)
+	sync
+	raw "prof pagecache dd bs=1M 1 GiB buffered: not cached $a; cached (clean) $b"
 }
 
 # prof_perf WORKLOAD: where tandemd spends its CPU (software clock samples)
 prof_perf() {
 	command -v perf >/dev/null 2>&1 || return 0
-	sync
+	settle
 	perf record -q -e cpu-clock -F 2000 -o "$tmp/perf.data" -p "$tandemd_pid" \
 		>/dev/null 2>&1 &
 	pp=$!
@@ -533,9 +661,10 @@ prof_perf() {
 		--runtime=2 --time_based $(fio_args tandemd "$1" 99) >>"$tmp/fio.log" 2>&1
 	kill -INT "$pp"
 	wait "$pp" 2>/dev/null || true
-	out=${RAW%.txt}.perf-tandemd-$1.txt
+	out=$tmp/perf.txt
 	perf report -i "$tmp/perf.data" --no-children --sort sym --stdio 2>/dev/null |
 		grep -v '^$' | head -60 >"$out" || true
+	{ echo "=== perf record -e cpu-clock -p (tandemd) wl=$1"; cat "$out"; } >>"${RAW%.txt}.profiles.txt"
 	awk -v pre="prof perf target=tandemd wl=$1" '
 		/^ +[0-9.]+%/ && n < 6 { sub(/^ +/, ""); gsub(/ +/, " "); line = line "; " $1 " " $NF; n++ }
 		END { print pre " top:" substr(line, 2) }' "$out" >>"$RAW"
@@ -547,7 +676,7 @@ dd if=/dev/zero of="$data" bs=1M count="$SIZE_MB" conv=fsync status=none
 write_conf 1237
 "$adm" -c "$tmp/t.conf" --node alice create-md --force r0 >/dev/null 2>&1 ||
 	{ log "create-md failed"; exit 1; }
-start_tandemd 1237
+start_tandemd "$BUILD_DIR" 1237
 start_nbdkits
 machine
 size=$(ctl status --json r0 | jq '.resources[0].volumes[0].size_sect * 512')
@@ -567,7 +696,14 @@ if [ "$PROFILE" = 1 ] && command -v strace >/dev/null 2>&1; then
 		prof_strace nbdkit "$w"
 	done
 	prof_strace nbdkit_none commit4k_qd1
-	prof_flushpair
+	prof_fdatasync tandemd
+	prof_fdatasync nbdkit
+	for w in rand4k_j1 commit4k_qd1; do
+		prof_stat tandemd "$w"
+		prof_stat nbdkit "$w"
+	done
+	prof_pagecache
+	pagecache_wait "$data" 5 >>"$RAW"
 	for w in seq1m_qd8 rand4k_j1; do
 		prof_perf "$w"
 	done
@@ -576,6 +712,21 @@ fi
 if [ "$AL" = 1 ]; then
 	raw "# al-workloads $AL_WORKLOADS"
 	rounds al 1 "$AL_ROUNDS" "$SECS" "tandemd tandemd_al67" "$AL_WORKLOADS"
+fi
+
+if [ -n "${ALT_BUILD_DIR:-}" ]; then
+	raw "# alt-build $ALT_BUILD_DIR${ALT_LABEL:+ ($ALT_LABEL)}"
+	raw "# alt-workloads $ALT_WORKLOADS"
+	rounds alt 1 "$ALT_ROUNDS" "$SECS" "tandemd tandemd_alt" "$ALT_WORKLOADS"
+	if [ "$PROFILE" = 1 ]; then
+		for t in tandemd_alt tandemd; do
+			switch_variant "$t"
+			for w in rand4k_j1 commit4k_qd1; do
+				prof_stat "$t" "$w"
+			done
+			command -v strace >/dev/null 2>&1 && prof_fdatasync "$t"
+		done
+	fi
 fi
 
 idle after
