@@ -96,10 +96,8 @@ struct reply_err {
 /* volume.c */
 int volume_attach(struct volume *v, struct reply_err *e);
 int volume_detach(struct volume *v, struct reply_err *e);
-int volume_read(struct volume *v, void *buf, uint64_t off, uint32_t len);
-int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, bool fua);
-/* Asynchronous pieces of the same: begin (may wait for overlapping
- * writes and AL slots), submit with a completion callback, end. */
+/* A write in three steps: begin (may wait for overlapping writes and AL
+ * slots), submit with a completion callback, end. */
 int volume_write_begin(struct volume *v, struct inflight *me);
 void volume_write_end(struct volume *v, struct inflight *me, int rc);
 int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, uint32_t len,

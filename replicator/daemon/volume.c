@@ -329,18 +329,6 @@ static int io(struct volume *v, enum ioeng_op op, const void *buf, uint64_t off,
 	return rc < 0 ? rc : 0;
 }
 
-int volume_read(struct volume *v, void *buf, uint64_t off, uint32_t len)
-{
-	int rc = io(v, IOENG_READ, buf, off, len);
-
-	if (rc == 0) {
-		pthread_mutex_lock(&v->lock);
-		v->c.dr += len / 1024;
-		pthread_mutex_unlock(&v->lock);
-	}
-	return rc;
-}
-
 /* Take AL references for a write (waiting for idle slots) and mark the
  * bitmap: no peer is connected yet, so every write is out of sync. */
 static int begin_write(struct volume *v, uint64_t off, uint32_t len)
@@ -419,18 +407,6 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 		return 0;
 	}
 	return ioeng_submit(v->io, &r);
-}
-
-int volume_write(struct volume *v, const void *buf, uint64_t off, uint32_t len, bool fua)
-{
-	struct inflight me = {off, len, NULL};
-	int rc = volume_write_begin(v, &me);
-
-	if (rc < 0)
-		return rc;
-	rc = io(v, fua ? IOENG_WRITE_FUA : IOENG_WRITE, buf, off, len);
-	volume_write_end(v, &me, rc);
-	return rc;
 }
 
 /* FLUSH reaches the backing device and the metadata. */
