@@ -83,6 +83,7 @@ struct al {
 	uint32_t cycle;       /* first slot of the next rolling context */
 	struct al_stats st;
 	unsigned char *block;
+	bool tx_open;          /* a transaction is prepared, not finished */
 };
 
 /* ---------------------------------------------------------------- bytes */
@@ -475,10 +476,9 @@ uint32_t al_active(const struct al *al, uint32_t *out, uint32_t max)
 
 /* ---------------------------------------------------------------- transactions */
 
-/* The transaction for the first n pending changes, at al->tr_number. */
-static void al_build_block(struct al *al, uint32_t n)
+/* The transaction for the first n pending changes, at al->tr_number, into b. */
+static void al_build_block(struct al *al, uint32_t n, unsigned char *b)
 {
-	unsigned char *b = al->block;
 	uint32_t i, s;
 
 	memset(b, 0, AL_BLOCK_BYTES);
@@ -500,25 +500,6 @@ static void al_build_block(struct al *al, uint32_t n)
 	al_block_seal(b);
 }
 
-/* Bitmap pages of the extents the first n pending changes replace. */
-static int al_flush_evicted(struct al *al, uint32_t n)
-{
-	uint32_t i, old;
-	int rc;
-
-	if (!al->ops->flush_extent)
-		return 0;
-	for (i = 0; i < n; i++) {
-		old = al->slots[al->pend[i]].committed;
-		if (old == AL_FREE)
-			continue;
-		rc = al->ops->flush_extent(al->ctx, old);
-		if (rc)
-			return rc < 0 ? rc : -EIO;
-	}
-	return 0;
-}
-
 static void al_mark_committed(struct al *al, uint32_t n)
 {
 	uint32_t i, s;
@@ -534,29 +515,80 @@ static void al_mark_committed(struct al *al, uint32_t n)
 	memmove(al->pend, al->pend + n, al->n_pend * sizeof(*al->pend));
 }
 
+int al_commit_prepare(struct al *al, struct al_tx *tx, void *buf)
+{
+	uint32_t i, old;
+
+	memset(tx, 0, sizeof(*tx));
+	if (al->tx_open)
+		return -EBUSY;
+	if (!al->n_pend)
+		return 0;
+	tx->n = al->n_pend < AL_UPDATES_PER_TR ? al->n_pend : AL_UPDATES_PER_TR;
+	tx->tr_number = al->tr_number;
+	tx->block = al_ring_block(al->tr_number, al->stripes, al->stripe_size);
+	for (i = 0; i < tx->n; i++) {
+		old = al->slots[al->pend[i]].committed;
+		if (old != AL_FREE)
+			tx->evicted[tx->n_evicted++] = old;
+	}
+	al_build_block(al, tx->n, buf);
+	al->tx_open = true;
+	return 0;
+}
+
+void al_commit_finish(struct al *al, const struct al_tx *tx, int rc)
+{
+	if (!al->tx_open || !tx->n)
+		return;
+	al->tx_open = false;
+	if (rc < 0)
+		return; /* the changes stay pending; the next transaction retries them */
+	al->tr_number++;
+	al->cycle += AL_CONTEXT_PER_TR;
+	if (al->cycle >= al->nr)
+		al->cycle = 0;
+	al->st.transactions++;
+	al_mark_committed(al, tx->n);
+}
+
+bool al_range_hot(const struct al *al, uint64_t sector, uint32_t nsect)
+{
+	uint32_t first;
+	uint64_t n, i;
+
+	if (al_range(sector, nsect, &first, &n) < 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!al_is_hot(al, first + (uint32_t)i))
+			return false;
+	return true;
+}
+
 int al_commit(struct al *al)
 {
-	uint32_t n, block;
+	struct al_tx tx;
+	uint32_t i;
 	int rc;
 
-	while (al->n_pend) {
-		n = al->n_pend < AL_UPDATES_PER_TR ? al->n_pend : AL_UPDATES_PER_TR;
-		rc = al_flush_evicted(al, n);
-		if (rc)
+	for (;;) {
+		rc = al_commit_prepare(al, &tx, al->block);
+		if (rc < 0 || !tx.n)
 			return rc;
-		al_build_block(al, n);
-		block = al_ring_block(al->tr_number, al->stripes, al->stripe_size);
-		rc = al->ops->write_block(al->ctx, block, al->block);
-		if (rc)
-			return rc < 0 ? rc : -EIO;
-		al->tr_number++;
-		al->cycle += AL_CONTEXT_PER_TR;
-		if (al->cycle >= al->nr)
-			al->cycle = 0;
-		al->st.transactions++;
-		al_mark_committed(al, n);
+		for (i = 0; i < tx.n_evicted && al->ops->flush_extent && rc == 0; i++) {
+			rc = al->ops->flush_extent(al->ctx, tx.evicted[i]);
+			if (rc > 0)
+				rc = -EIO;
+		}
+		if (rc == 0) {
+			rc = al->ops->write_block(al->ctx, tx.block, al->block);
+			if (rc > 0)
+				rc = -EIO;
+		}
+		al_commit_finish(al, &tx, rc);
+		if (rc < 0)
+			return rc;
 	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- replay */

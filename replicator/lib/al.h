@@ -18,6 +18,7 @@
  *     if (al_pending(al)) al_commit(al);     one transaction for the batch
  *     ... submit the writes ...
  *     al_complete_io(al, sector, nsect);     as each write completes
+ * or, with several threads, al_commit_prepare()/al_commit_finish() below.
  */
 #ifndef TANDEM_AL_H
 #define TANDEM_AL_H
@@ -79,6 +80,30 @@ unsigned int al_pending(const struct al *al);
  * then one transaction per 64 changes). 0 or a negative errno; on error
  * the pending changes stay pending. */
 int al_commit(struct al *al);
+
+/*
+ * Group commit, for owners that write the transaction without holding
+ * their lock: al_commit_prepare() builds the transaction of the oldest
+ * (up to 64) pending changes into buf (4096 bytes) and says which evicted
+ * extents' bitmap pages must be durable first; the owner drops its lock,
+ * writes those pages and then the block to ring block tx->block, retakes
+ * the lock and calls al_commit_finish() with the result. Meanwhile other
+ * writers may add pending changes (they go into the next transaction),
+ * and one transaction at most is open: a second prepare returns -EBUSY.
+ * tx->n == 0: nothing was pending. A failed transaction (rc < 0) leaves
+ * its changes pending.
+ */
+struct al_tx {
+	uint32_t n;         /* pending changes it commits */
+	uint32_t tr_number;
+	uint32_t block;     /* ring block to write */
+	uint32_t n_evicted;
+	uint32_t evicted[AL_UPDATES_PER_TR];
+};
+int al_commit_prepare(struct al *al, struct al_tx *tx, void *buf);
+void al_commit_finish(struct al *al, const struct al_tx *tx, int rc);
+/* Are all extents of [sector, sector + nsect) committed (hot on disk)? */
+bool al_range_hot(const struct al *al, uint64_t sector, uint32_t nsect);
 
 bool al_is_hot(const struct al *al, uint32_t extent);
 /* Copy the extents of the hot set (committed ones) into out[]; returns

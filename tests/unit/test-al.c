@@ -527,6 +527,71 @@ static void test_batching(void **state)
 	}
 }
 
+/*
+ * Group commit: a prepared transaction carries the changes pending at
+ * prepare time; changes added while it is written go into the next one;
+ * a failed transaction leaves its changes pending; one open at a time.
+ */
+static void test_group_commit(void **state)
+{
+	struct mock *m = mock_new(67, 0, 0);
+	unsigned char buf[BLK], buf2[BLK];
+	struct al_tx tx, tx2;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(al_commit_prepare(m->al, &tx, buf), 0);
+	assert_int_equal(tx.n, 0); /* nothing pending */
+	assert_int_equal(begin1(m, 1), 1);
+	assert_int_equal(begin1(m, 2), 1);
+	assert_false(al_range_hot(m->al, SECT(1), 8));
+	assert_int_equal(al_commit_prepare(m->al, &tx, buf), 0);
+	assert_int_equal(tx.n, 2);
+	assert_int_equal(tx.tr_number, 0);
+	assert_int_equal(tx.n_evicted, 0);
+	assert_int_equal(get32(buf + 4), 0);
+	assert_int_equal(get16(buf + 14), 2);
+	/* another writer arrives while the block is being written */
+	assert_int_equal(begin1(m, 3), 1);
+	assert_int_equal(al_commit_prepare(m->al, &tx2, buf2), -EBUSY);
+	al_commit_finish(m->al, &tx, 0);
+	assert_true(al_range_hot(m->al, SECT(1), 8));
+	assert_true(al_range_hot(m->al, SECT(1), 2 * 8192)); /* extents 1 and 2 */
+	assert_false(al_range_hot(m->al, SECT(3), 8));
+	assert_int_equal(al_pending(m->al), 1);
+	/* the next transaction fails: extent 3 stays pending */
+	assert_int_equal(al_commit_prepare(m->al, &tx, buf), 0);
+	assert_int_equal(tx.n, 1);
+	assert_int_equal(tx.tr_number, 1);
+	al_commit_finish(m->al, &tx, -EIO);
+	assert_false(al_range_hot(m->al, SECT(3), 8));
+	assert_int_equal(al_pending(m->al), 1);
+	assert_int_equal(al_commit_prepare(m->al, &tx, buf), 0);
+	assert_int_equal(tx.tr_number, 1); /* the number is reused */
+	al_commit_finish(m->al, &tx, 0);
+	assert_true(al_range_hot(m->al, SECT(3), 8));
+	assert_false(al_range_hot(m->al, ~0ULL, 8)); /* out of range */
+
+	/* Fill all 67 slots, idle them, then bring in one more: the evicted
+	 * extent is named so that its bitmap pages can be written first. */
+	complete1(m, 1);
+	complete1(m, 2);
+	complete1(m, 3);
+	for (i = 10; i < 74; i++) {
+		assert_int_equal(begin1(m, i), 1);
+		complete1(m, i);
+	}
+	assert_int_equal(al_commit(m->al), 0);
+	assert_int_equal(begin1(m, 100), 1);
+	assert_int_equal(al_commit_prepare(m->al, &tx, buf), 0);
+	assert_int_equal(tx.n, 1);
+	assert_int_equal(tx.n_evicted, 1);
+	assert_int_equal(tx.evicted[0], 1); /* least recently used */
+	al_commit_finish(m->al, &tx, 0);
+	assert_false(al_is_hot(m->al, 1));
+	assert_true(al_is_hot(m->al, 100));
+}
+
 /* Hot extents cost nothing; pending ones are referenced but not hot. */
 static void test_hot_and_pending(void **state)
 {
@@ -1785,6 +1850,7 @@ int main(void)
 		cmocka_unit_test(test_new_clamp_and_geometry),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_hot_and_pending),
+		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_lru_eviction),
 		cmocka_unit_test(test_eagain),
 		cmocka_unit_test(test_einval),
