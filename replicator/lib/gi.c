@@ -26,7 +26,9 @@ bool gi_new_current(struct gi *g, uint64_t rnd, bool primary)
 {
 	bool overwrote = g->uuid[GI_BITMAP] != 0;
 
-	g->uuid[GI_BITMAP] = gi_mask(g->uuid[GI_CURRENT]);
+	/* bit 0 stays: it tells the after-sb policies whether this node was
+	 * Primary when the generations diverged (DRBD keeps it too) */
+	g->uuid[GI_BITMAP] = g->uuid[GI_CURRENT];
 	g->uuid[GI_CURRENT] = gi_random(rnd);
 	gi_set_role(g, primary);
 	return overwrote;

@@ -51,10 +51,12 @@ static void test_new_current(void **state)
 	struct gi g = {{A | 1, 0, C, D}};
 
 	assert_false(gi_new_current(&g, R, true));
-	expect(&g, R | 1, A, C, D); /* old current (role bit cleared) -> bitmap */
+	/* old current -> bitmap, keeping bit 0: "was Primary" for the after-sb
+	 * policies, as DRBD keeps it */
+	expect(&g, R | 1, A | 1, C, D);
 	/* over a nonzero bitmap UUID: overwritten, reported */
 	assert_true(gi_new_current(&g, B, false));
-	expect(&g, B, R, C, D);
+	expect(&g, B, R | 1, C, D);
 }
 
 static void test_bitmap_set_clear(void **state)
