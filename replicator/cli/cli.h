@@ -35,6 +35,7 @@ int cmd_sh(struct cli *cli, int argc, char **argv);
 /* cmd-ctl.c */
 const char *cli_run_dir(const struct cli *cli);
 int cmd_ctl_change(struct cli *cli, int argc, char **argv);
+int cmd_ctl_fault(struct cli *cli, int argc, char **argv);
 int cmd_ctl_status(struct cli *cli, int argc, char **argv);
 int cmd_ctl_show(struct cli *cli, int argc, char **argv);
 int cmd_ctl_dstate(struct cli *cli, const char *res);

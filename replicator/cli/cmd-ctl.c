@@ -146,6 +146,52 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 	return worst;
 }
 
+/* inject-fault [--volume N] [--meta] read|write|rw|none RES: tests only
+ * (tandemd must run with TANDEM_FAULT_INJECTION=1). */
+int cmd_ctl_fault(struct cli *cli, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"volume", required_argument, NULL, 'v'},
+		{"meta", no_argument, NULL, 'm'},
+		{NULL, 0, NULL, 0},
+	};
+	json_object *req, *resp;
+	bool meta = false;
+	int opt, rc, vnr = 0;
+	char *end;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'v') {
+			vnr = (int)strtol(optarg, &end, 10);
+			if (*end || vnr < 0) {
+				fprintf(stderr, "tandemadm inject-fault: --volume %s: not a volume number\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+		} else if (opt == 'm') {
+			meta = true;
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr,
+			"usage: tandemadm inject-fault [--volume N] [--meta] read|write|rw|none RES\n");
+		return EXIT_USAGE;
+	}
+	req = request("inject-fault", argv[optind + 1]);
+	json_object_object_add(req, "fail", json_object_new_string(argv[optind]));
+	json_object_object_add(req, "volume", json_object_new_int(vnr));
+	json_object_object_add(req, "meta", json_object_new_boolean(meta));
+	resp = ctl_call(cli, req, false, &rc);
+	json_object_put(req);
+	if (resp)
+		resp_ok(resp, cli, &rc);
+	json_object_put(resp);
+	return rc;
+}
+
 static json_object *status_of(struct cli *cli, const char *res, int *rc)
 {
 	json_object *req = request("status", res), *resp = ctl_call(cli, req, false, rc);

@@ -62,6 +62,8 @@ static const struct cmd cmds[] = {
 	{"outdate", cmd_md, "RES[/VOL]...", "mark the data Outdated (resource down)"},
 	{"wipe-md", cmd_md, "[--force] RES[/VOL]...", "destroy the metadata superblock"},
 	{"check-md", cmd_md, "RES[/VOL]...", "check superblock, sizes, activity log, bitmap"},
+	{"inject-fault", cmd_ctl_fault, "[--volume N] [--meta] read|write|rw|none RES",
+	 "tests: make a backing device fail (TANDEM_FAULT_INJECTION=1)"},
 	{"help", cmd_help, "", "this list"},
 };
 

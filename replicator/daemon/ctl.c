@@ -126,6 +126,55 @@ static json_object *h_adjust(struct tandemd *d, json_object *req, struct reply_e
 	return json_object_new_object();
 }
 
+/* inject-fault (TANDEM_FAULT_INJECTION=1 only): make a volume's backing
+ * device fail. {"res":R,"volume":N,"fail":"read"|"write"|"rw"|"none",
+ * "meta":bool} */
+static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	struct resource *r = req_res(d, req, e);
+	const char *fail = req_str(req, "fail");
+	json_object *jv;
+	unsigned int ops, i;
+	int vnr = 0;
+
+	if (!r)
+		return NULL;
+	if (!d->fault_injection) {
+		e->exit = 20;
+		snprintf(e->msg, sizeof(e->msg),
+			 "fault injection is off; start tandemd with TANDEM_FAULT_INJECTION=1 "
+			 "(for tests only)");
+		return NULL;
+	}
+	if (json_object_object_get_ex(req, "volume", &jv))
+		vnr = json_object_get_int(jv);
+	ops = !fail ? 0
+	      : !strcmp(fail, "read") ? VOLUME_FAULT_READ
+	      : !strcmp(fail, "write") ? VOLUME_FAULT_WRITE
+	      : !strcmp(fail, "rw")   ? VOLUME_FAULT_READ | VOLUME_FAULT_WRITE
+	      : !strcmp(fail, "none") ? 0
+				      : ~0u;
+	if (ops == ~0u) {
+		e->exit = 1;
+		snprintf(e->msg, sizeof(e->msg), "'fail' must be read, write, rw or none");
+		return NULL;
+	}
+	if (ops && req_bool(req, "meta"))
+		ops |= VOLUME_FAULT_META;
+	for (i = 0; i < r->n_vols; i++)
+		if ((int)r->vols[i].vnr == vnr)
+			break;
+	if (i == r->n_vols) {
+		e->exit = 10;
+		snprintf(e->msg, sizeof(e->msg), "%s has no volume %d", r->name, vnr);
+		return NULL;
+	}
+	volume_set_faults(&r->vols[i], ops);
+	log_res(LOG_WARNING, r->name, "volume %d: fault injection: %s%s", vnr, fail ? fail : "none",
+		(ops & VOLUME_FAULT_META) ? " (metadata too)" : "");
+	return json_object_new_object();
+}
+
 static json_object *h_not_yet(struct tandemd *d, json_object *req, struct reply_err *e)
 {
 	e->exit = 20;
@@ -153,6 +202,7 @@ static const struct {
 	{"disconnect", h_not_yet},
 	{"adjust", h_adjust},
 	{"events", h_events},
+	{"inject-fault", h_inject_fault},
 };
 
 static json_object *dispatch(struct tandemd *d, const char *line)

@@ -148,6 +148,13 @@ static int run(struct tandemd *d)
 			strerror(-rc));
 		return EX_CANTCREAT;
 	}
+	rc = defer_start(d, &d->defer);
+	if (rc == 0)
+		rc = handler_init(d);
+	if (rc < 0) {
+		log_err("cannot set up the main loop: %s", strerror(-rc));
+		return EX_OSERR;
+	}
 	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGTERM, d, on_stop_signal, NULL);
 	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGINT, d, on_stop_signal, NULL);
 	qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGHUP, d, on_hup, NULL);
@@ -165,6 +172,7 @@ static int run(struct tandemd *d)
 		free(d->res[i]);
 	}
 	ctl_stop(d->ctl);
+	defer_stop(d->defer);
 	qb_loop_destroy(d->loop);
 	free(d->res);
 	for (i = 0; i < d->n_retired; i++)
@@ -191,6 +199,8 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	d.run_dir = getenv("TANDEM_RUN_DIR") ? getenv("TANDEM_RUN_DIR") : DEFAULT_RUN_DIR;
+	d.fault_injection = getenv("TANDEM_FAULT_INJECTION") &&
+			    !strcmp(getenv("TANDEM_FAULT_INJECTION"), "1");
 	while ((opt = getopt_long(argc, argv, "c:n:r:tfvVh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':

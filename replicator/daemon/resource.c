@@ -52,6 +52,7 @@ void resource_fini(struct resource *r)
 {
 	unsigned int i;
 
+	handler_forget(r);
 	for (i = 0; i < r->n_vols; i++) {
 		pthread_mutex_destroy(&r->vols[i].lock);
 		pthread_cond_destroy(&r->vols[i].cond);
@@ -159,6 +160,35 @@ static bool allowed(struct resource *r, const struct state *ns, bool force, stru
 	return false;
 }
 
+/* attach on an up resource: attach the volumes that a local I/O error
+ * detached (after the disk was repaired or replaced). */
+static int resource_reattach(struct resource *r, struct reply_err *e)
+{
+	struct state ns = r->st;
+	unsigned int i, n = 0;
+	int rc;
+
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+
+		if (v->md)
+			continue;
+		v->disk = DISK_ATTACHING;
+		rc = volume_attach(v, e);
+		if (rc < 0) {
+			v->disk = DISK_DISKLESS;
+			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
+			return rc;
+		}
+		n++;
+	}
+	if (n) {
+		ns.disk = worst_disk(r);
+		resource_set_state(r, &ns, "attach");
+	}
+	return 0;
+}
+
 int resource_up(struct resource *r, struct reply_err *e)
 {
 	const struct conf_res *cr;
@@ -167,7 +197,7 @@ int resource_up(struct resource *r, struct reply_err *e)
 	int rc;
 
 	if (r->up)
-		return 0;
+		return resource_reattach(r, e);
 	/* settings that changed while it was up apply now (see reload.c) */
 	cr = conf_find_res(r->d->conf, r->name);
 	if (!cr || !cr->me) {
@@ -234,6 +264,8 @@ static int write_all_sb(struct resource *r, struct reply_err *e)
 	int rc;
 
 	for (i = 0; i < r->n_vols; i++) {
+		if (!r->vols[i].md)
+			continue; /* detached after an I/O error */
 		pthread_mutex_lock(&r->vols[i].lock);
 		rc = volume_sync_sb(&r->vols[i]);
 		pthread_mutex_unlock(&r->vols[i].lock);
@@ -353,6 +385,8 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 		struct volume *v = &r->vols[i];
 		struct gi g;
 
+		if (!v->md)
+			continue;
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 		if (clear_bitmap)
@@ -419,4 +453,72 @@ json_object *resource_status(struct resource *r)
 	}
 	json_object_object_add(o, "volumes", vols);
 	return o;
+}
+
+/* ---------------------------------------------------------------- I/O errors */
+
+/* Primary without UpToDate data anywhere: DRBD's pri-on-incon-degr. */
+static void check_incon_degr(struct resource *r)
+{
+	if (r->st.role == ROLE_PRIMARY && r->st.disk < DISK_UPTODATE && r->st.pdsk < DISK_UPTODATE)
+		handler_run(r, "pri-on-incon-degr", -1, NULL, NULL);
+}
+
+static void detach_failed(struct resource *r, struct volume *v)
+{
+	struct reply_err e = {0};
+	struct state ns = r->st;
+
+	volume_detach(v, &e); /* waits for the requests inside the volume */
+	v->disk = DISK_DISKLESS;
+	ns.disk = worst_disk(r);
+	resource_set_state(r, &ns, "after a local I/O error");
+	log_res(LOG_ERR, r->name,
+		"volume %u: detached after a local I/O error. %s Check the disk, then "
+		"'tandemadm attach %s' (the activity log marks what may differ).",
+		v->vnr,
+		r->st.role == ROLE_PRIMARY ? "I/O to it fails until a disk or a peer is back." : "",
+		r->name);
+	check_incon_degr(r);
+}
+
+static void local_io_error_done(struct resource *r, const char *name, int result, void *arg)
+{
+	detach_failed(r, arg);
+}
+
+void resource_volume_failed(struct volume *v)
+{
+	struct resource *r = v->res;
+	const char *policy = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "on-io-error");
+	struct state ns = r->st;
+
+	if (!v->md)
+		return;
+	v->disk = DISK_FAILED;
+	ns.disk = worst_disk(r);
+	resource_set_state(r, &ns, "local I/O error");
+	if (policy && !strcmp(policy, "call-local-io-error") &&
+	    handler_run(r, "local-io-error", (int)v->vnr, local_io_error_done, v) == 0)
+		return; /* detaches when the handler is done */
+	detach_failed(r, v);
+}
+
+void resource_volume_error_passed(struct volume *v)
+{
+	struct resource *r = v->res;
+	struct state ns = r->st;
+
+	if (!v->md || v->disk <= DISK_INCONSISTENT)
+		return;
+	v->disk = DISK_INCONSISTENT;
+	pthread_mutex_lock(&v->lock);
+	v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
+	if (volume_sync_sb(v) < 0)
+		log_res(LOG_ERR, r->name, "volume %u: cannot record Inconsistent in the metadata",
+			v->vnr);
+	pthread_mutex_unlock(&v->lock);
+	ns.disk = worst_disk(r);
+	resource_set_state(r, &ns, "local I/O error passed on");
+	check_incon_degr(r);
 }

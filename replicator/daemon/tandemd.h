@@ -14,6 +14,7 @@
 #include <qb/qbloop.h>
 
 #include "al.h"
+#include "bdev.h"
 #include "bitmap.h"
 #include "conf.h"
 #include "ioeng.h"
@@ -51,7 +52,26 @@ struct volume {
 	pthread_cond_t cond;
 	struct inflight *inflight;
 	struct counters c;
+	/* group commit of the activity log (volume.c) */
+	bool al_busy;             /* a thread is writing a transaction */
+	unsigned char *al_block;  /* that transaction */
+	unsigned char *al_pages;  /* evicted extents' bitmap pages */
+	/* local I/O errors (on-io-error) */
+	unsigned int users;       /* data requests inside the volume */
+	bool failing;             /* detach pending: new requests get EIO */
+	bool io_error_seen;       /* pass_on: an error was passed on */
+	struct bdev_faults faults; /* TANDEM_FAULT_INJECTION only */
+	unsigned int fault_ops;    /* VOLUME_FAULT_* */
 };
+
+/* What a local I/O error hit. */
+enum volume_err {
+	VOLUME_ERR_DATA,
+	VOLUME_ERR_MD,
+};
+#define VOLUME_FAULT_READ  1u
+#define VOLUME_FAULT_WRITE 2u
+#define VOLUME_FAULT_META  4u /* the metadata area too (internal metadata) */
 
 struct tandemd;
 
@@ -77,6 +97,8 @@ struct tandemd {
 	struct conf **retired; /* older configs still referred to by up resources */
 	unsigned int n_retired;
 	struct ctl *ctl;
+	struct defer *defer;
+	bool fault_injection; /* TANDEM_FAULT_INJECTION=1 in the environment */
 };
 
 /* A refusal to hand back to the control client. */
@@ -105,6 +127,24 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 int volume_flush(struct volume *v);
 int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
 int volume_sync_sb(struct volume *v); /* write the superblock (lock held by caller) */
+/* A local I/O error: apply on-io-error (lock not held; any thread). */
+void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
+/* Tests: make the backing device fail (VOLUME_FAULT_*; 0 heals it). */
+int volume_set_faults(struct volume *v, unsigned int ops);
+
+/* defer.c: run fn(arg) on the main loop; any thread. */
+struct defer;
+int defer_start(struct tandemd *d, struct defer **out);
+void defer_stop(struct defer *q);
+int defer_call(struct defer *q, void (*fn)(void *arg), void *arg);
+
+/* handler.c: run handlers { NAME } as a child process; done() gets its
+ * exit code on the main loop. Returns 0 (started), 1 (not configured:
+ * done is not called) or a negative errno. vnr -1: all volumes. */
+typedef void (*handler_done_fn)(struct resource *r, const char *name, int result, void *arg);
+int handler_init(struct tandemd *d);
+int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn done, void *arg);
+void handler_forget(struct resource *r);
 
 /* resource.c */
 int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr);
@@ -117,6 +157,10 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e);
 int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e);
 json_object *resource_status(struct resource *r);
 void resource_set_state(struct resource *r, const struct state *ns, const char *why);
+/* Main loop: volume v failed (on-io-error detach / call-local-io-error),
+ * or passed an error on (pass_on: disk Inconsistent). */
+void resource_volume_failed(struct volume *v);
+void resource_volume_error_passed(struct volume *v);
 
 /* reload.c */
 /* Re-read the configuration and apply it (SIGHUP, `adjust`); on errors the

@@ -100,6 +100,11 @@ static int load_bitmap(struct volume *v)
 
 static void volume_release(struct volume *v)
 {
+	if (v->data)
+		bdev_set_faults(v->data, NULL);
+	free(v->al_block);
+	free(v->al_pages);
+	v->al_block = v->al_pages = NULL;
 	ioeng_free(v->io);
 	v->io = NULL;
 	al_free(v->al);
@@ -182,6 +187,10 @@ int volume_attach(struct volume *v, struct reply_err *e)
 	v->size_sect = v->sb.la_size_sect ? v->sb.la_size_sect : want;
 	v->sb.la_size_sect = v->size_sect;
 	rc = load_bitmap(v);
+	if (rc == 0 && (posix_memalign((void **)&v->al_block, 4096, AL_BLOCK_BYTES) ||
+			posix_memalign((void **)&v->al_pages, 4096,
+				       (size_t)AL_UPDATES_PER_TR * BITMAP_PAGE_BYTES)))
+		rc = -ENOMEM;
 	if (rc == 0)
 		rc = al_new((uint32_t)conf_res_num(c, v->res->cr, CONF_SECT_DISK, "al-extents"),
 			    v->sb.al_stripes, v->sb.al_stripe_size_4k, &al_ops, v, &v->al);
@@ -216,6 +225,11 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		return rc;
 	}
 	v->disk = disk_from_flags(v);
+	v->failing = false;
+	v->io_error_seen = false;
+	v->users = 0;
+	if (v->res->d->fault_injection)
+		bdev_set_faults(v->data, &v->faults);
 	log_res(LOG_INFO, v->res->name,
 		"volume %u: attached %s, %llu KiB, disk %s, %llu KiB out of sync, I/O via %s",
 		v->vnr, cv->disk, (unsigned long long)v->size_sect / 2, state_disk_name(v->disk),
@@ -230,6 +244,15 @@ int volume_detach(struct volume *v, struct reply_err *e)
 	if (!v->md)
 		return 0;
 	pthread_mutex_lock(&v->lock);
+	while (v->users)
+		pthread_cond_wait(&v->cond, &v->lock);
+	if (v->failing) {
+		/* the metadata stays "in use": the next attach replays the AL */
+		pthread_mutex_unlock(&v->lock);
+		volume_release(v);
+		v->disk = DISK_DISKLESS;
+		return 0;
+	}
 	rc = bdev_flush(v->data);
 	if (rc == 0)
 		rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
@@ -329,8 +352,56 @@ static int io(struct volume *v, enum ioeng_op op, const void *buf, uint64_t off,
 	return rc < 0 ? rc : 0;
 }
 
-/* Take AL references for a write (waiting for idle slots) and mark the
- * bitmap: no peer is connected yet, so every write is out of sync. */
+/*
+ * Group commit of the activity log (DESIGN §4): one thread at a time
+ * writes a transaction, without the volume lock, so that reads and hot
+ * writes go on meanwhile; cold extents that arrive while it is written
+ * share the next transaction. The bitmap pages of evicted extents are
+ * encoded under the lock and written first. Lock held on entry and exit.
+ */
+static int al_commit_unlocked(struct volume *v)
+{
+	uint64_t pg[AL_UPDATES_PER_TR], first, last;
+	unsigned int n_pg = 0, i, j;
+	struct al_tx tx;
+	int rc;
+
+	rc = al_commit_prepare(v->al, &tx, v->al_block);
+	if (rc < 0 || !tx.n)
+		return rc;
+	for (i = 0; i < tx.n_evicted; i++) {
+		bitmap_bits_to_pages((uint64_t)tx.evicted[i] * 1024, 1024, &first, &last);
+		for (j = 0; j < n_pg && pg[j] != first; j++)
+			;
+		if (j < n_pg || !bitmap_page_dirty(v->bm, first))
+			continue;
+		bitmap_page_encode(v->bm, first, v->al_pages + (size_t)n_pg * BITMAP_PAGE_BYTES);
+		bitmap_page_mark(v->bm, first, false);
+		pg[n_pg++] = first;
+	}
+	v->al_busy = true;
+	pthread_mutex_unlock(&v->lock);
+	for (i = 0; i < n_pg && rc == 0; i++)
+		rc = md_write_bm_page(v->md, pg[i], v->al_pages + (size_t)i * BITMAP_PAGE_BYTES);
+	if (rc == 0)
+		rc = md_write_al_block(v->md, tx.block, v->al_block);
+	pthread_mutex_lock(&v->lock);
+	v->al_busy = false;
+	if (rc < 0) {
+		for (i = 0; i < n_pg; i++)
+			bitmap_page_mark(v->bm, pg[i], true);
+	} else {
+		v->c.bm += n_pg;
+		v->c.al++;
+	}
+	al_commit_finish(v->al, &tx, rc);
+	pthread_cond_broadcast(&v->cond);
+	return rc;
+}
+
+/* Take AL references for a write (waiting for idle slots and for the
+ * transaction that brings its extents in) and mark the bitmap: no peer is
+ * connected yet, so every write is out of sync. */
 static int begin_write(struct volume *v, uint64_t off, uint32_t len)
 {
 	uint64_t sector = off / 512;
@@ -341,11 +412,16 @@ static int begin_write(struct volume *v, uint64_t off, uint32_t len)
 		pthread_cond_wait(&v->cond, &v->lock);
 	if (rc < 0)
 		return rc;
-	if (al_pending(v->al)) {
-		rc = al_commit(v->al);
+	while (!al_range_hot(v->al, sector, nsect)) {
+		if (v->al_busy) {
+			pthread_cond_wait(&v->cond, &v->lock);
+			continue;
+		}
+		rc = al_commit_unlocked(v);
 		if (rc < 0) {
 			al_complete_io(v->al, sector, nsect);
-			return rc;
+			pthread_cond_broadcast(&v->cond);
+			return -EREMOTEIO; /* the caller reports it, unlocked */
 		}
 	}
 	bitmap_set_range(v->bm, off / 4096, (off % 4096 + len + 4095) / 4096);
@@ -358,6 +434,31 @@ static void end_write(struct volume *v, uint64_t off, uint32_t len, struct infli
 	release_range(v, me);
 }
 
+/* begin_write failed: -EREMOTEIO means an AL write failed (lock not held). */
+static int md_error(struct volume *v, int rc)
+{
+	if (rc != -EREMOTEIO)
+		return rc;
+	volume_io_error(v, VOLUME_ERR_MD, "writing the activity log to", -EIO);
+	return -EIO;
+}
+
+/* A data request enters the volume (lock held): refused with EIO once the
+ * volume failed or while it is detached. */
+static int enter(struct volume *v)
+{
+	if (!v->md || v->failing)
+		return -EIO;
+	v->users++;
+	return 0;
+}
+
+static void leave(struct volume *v)
+{
+	if (--v->users == 0)
+		pthread_cond_broadcast(&v->cond);
+}
+
 /* Claim the range, take AL references (committing cold extents) and mark
  * the bitmap; the data write may then be submitted. */
 int volume_write_begin(struct volume *v, struct inflight *me)
@@ -365,12 +466,18 @@ int volume_write_begin(struct volume *v, struct inflight *me)
 	int rc;
 
 	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	if (rc < 0) {
+		pthread_mutex_unlock(&v->lock);
+		return rc;
+	}
 	claim_range(v, me);
 	rc = begin_write(v, me->off, (uint32_t)me->len);
 	if (rc < 0) {
 		release_range(v, me);
+		leave(v);
 		pthread_mutex_unlock(&v->lock);
-		return rc;
+		return md_error(v, rc);
 	}
 	v->c.lo++;
 	v->c.ap++;
@@ -381,46 +488,107 @@ int volume_write_begin(struct volume *v, struct inflight *me)
 /* The data write of me finished with rc. */
 void volume_write_end(struct volume *v, struct inflight *me, int rc)
 {
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "writing", rc);
 	pthread_mutex_lock(&v->lock);
 	v->c.lo--;
 	v->c.ap--;
 	if (rc >= 0)
 		v->c.dw += me->len / 1024;
 	end_write(v, me->off, (uint32_t)me->len, me);
+	leave(v);
 	pthread_mutex_unlock(&v->lock);
+}
+
+/* A read through the I/O engine: count it out and check its result. */
+struct read_req {
+	struct volume *v;
+	void (*done)(void *arg, int res);
+	void *arg;
+};
+
+static void read_end(struct volume *v, int res)
+{
+	if (res < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "reading", res);
+	pthread_mutex_lock(&v->lock);
+	leave(v);
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void read_done(void *arg, int res)
+{
+	struct read_req rr = *(struct read_req *)arg;
+
+	free(arg);
+	read_end(rr.v, res);
+	rr.done(rr.arg, res);
 }
 
 int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, uint32_t len,
 		  void (*done)(void *arg, int res), void *arg)
 {
 	struct ioeng_req r = {.op = op, .buf = buf, .off = off, .len = len, .done = done, .arg = arg};
+	struct read_req *rr;
+	int rc;
 
 	if (op == IOENG_READ) {
 		pthread_mutex_lock(&v->lock);
-		v->c.dr += len / 1024;
+		rc = enter(v);
+		if (rc == 0)
+			v->c.dr += len / 1024;
 		pthread_mutex_unlock(&v->lock);
+		if (rc < 0)
+			return rc;
 	}
 	if (!v->io) { /* inline: done before returning */
-		int rc = io_inline(v, op, buf, off, len);
-
+		rc = io_inline(v, op, buf, off, len);
+		if (op == IOENG_READ)
+			read_end(v, rc);
 		done(arg, rc < 0 ? rc : (int)len);
 		return 0;
 	}
-	return ioeng_submit(v->io, &r);
+	if (op != IOENG_READ)
+		return ioeng_submit(v->io, &r);
+	rr = malloc(sizeof(*rr));
+	if (!rr) {
+		read_end(v, 0);
+		return -ENOMEM;
+	}
+	*rr = (struct read_req){v, done, arg};
+	r.done = read_done;
+	r.arg = rr;
+	rc = ioeng_submit(v->io, &r);
+	if (rc < 0) {
+		free(rr);
+		read_end(v, 0);
+	}
+	return rc;
 }
 
-/* FLUSH reaches the backing device and the metadata. */
+/*
+ * FLUSH makes every completed write durable. The metadata needs nothing
+ * more: AL transactions and bitmap pages are written durably when they
+ * are written, and the bitmap bits of the extents still in the activity
+ * log are rebuilt from it after a crash, as in DRBD. The bitmap is
+ * written back lazily: on eviction from the AL, at detach and at down.
+ */
 int volume_flush(struct volume *v)
 {
-	int64_t rc = io(v, IOENG_FSYNC, NULL, 0, 0);
+	int rc;
 
-	if (rc < 0)
-		return (int)rc;
 	pthread_mutex_lock(&v->lock);
-	/* bitmap pages are written durably (RWF_DSYNC): no second flush */
-	rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
+	rc = enter(v);
 	pthread_mutex_unlock(&v->lock);
-	return rc < 0 ? (int)rc : 0;
+	if (rc < 0)
+		return rc;
+	rc = io(v, IOENG_FSYNC, NULL, 0, 0);
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "flushing", rc);
+	pthread_mutex_lock(&v->lock);
+	leave(v);
+	pthread_mutex_unlock(&v->lock);
+	return rc;
 }
 
 /* TRIM and WRITE_ZEROES map to fallocate; zeroing falls back to writes.
@@ -448,12 +616,18 @@ static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, b
 	int rc;
 
 	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	if (rc < 0) {
+		pthread_mutex_unlock(&v->lock);
+		return rc;
+	}
 	claim_range(v, &me);
 	rc = begin_write(v, off, len);
 	if (rc < 0) {
 		release_range(v, &me);
+		leave(v);
 		pthread_mutex_unlock(&v->lock);
-		return rc;
+		return md_error(v, rc);
 	}
 	pthread_mutex_unlock(&v->lock);
 
@@ -462,9 +636,107 @@ static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, b
 		rc = bdev_zero(v->data, off, len);
 	else if (rc < 0 && !zero)
 		rc = 0; /* a discard is only a hint */
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "zeroing", rc);
 
 	pthread_mutex_lock(&v->lock);
 	end_write(v, off, len, &me);
+	leave(v);
 	pthread_mutex_unlock(&v->lock);
 	return rc;
+}
+
+/* ---------------------------------------------------------------- I/O errors */
+
+static void failed_cb(void *arg)
+{
+	resource_volume_failed(arg);
+}
+
+static void passed_cb(void *arg)
+{
+	resource_volume_error_passed(arg);
+}
+
+/*
+ * on-io-error (ref/drbd-semantics.md §10). pass_on: the error goes to the
+ * client and the disk becomes Inconsistent (the failed blocks are marked
+ * out of sync: every write is marked while no peer is connected). detach
+ * and call-local-io-error: new requests fail at once and the main loop
+ * detaches the disk (after running local-io-error). Metadata errors always
+ * detach. Any thread; the volume lock must not be held.
+ */
+void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc)
+{
+	const char *policy = conf_res_text(v->res->d->conf, v->res->cr, CONF_SECT_DISK,
+					   "on-io-error");
+	bool pass_on = kind == VOLUME_ERR_DATA && policy && !strcmp(policy, "pass_on");
+	bool first;
+
+	pthread_mutex_lock(&v->lock);
+	if (pass_on) {
+		first = !v->io_error_seen;
+		v->io_error_seen = true;
+	} else {
+		first = !v->failing;
+		v->failing = true;
+		pthread_cond_broadcast(&v->cond);
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (!first)
+		return;
+	log_res(LOG_ERR, v->res->name,
+		"volume %u: local I/O error %s the %s: %s; on-io-error %s%s", v->vnr, what,
+		kind == VOLUME_ERR_MD ? "metadata" : "backing device", strerror(-rc),
+		policy ? policy : "detach",
+		pass_on ? ": the error goes to the client and the disk becomes Inconsistent"
+			: ": detaching the disk");
+	if (defer_call(v->res->d->defer, pass_on ? passed_cb : failed_cb, v) < 0)
+		log_res(LOG_ERR, v->res->name, "volume %u: out of memory reporting an I/O error",
+			v->vnr);
+}
+
+/* Fault injection for tests: the data area fails with EIO. */
+static bool fault_in_data(const struct volume *v, uint64_t off)
+{
+	return (v->fault_ops & VOLUME_FAULT_META) || off < v->size_sect * 512;
+}
+
+static struct bdev_fault fault_write(void *ctx, uint64_t off, size_t len)
+{
+	const struct volume *v = ctx;
+	bool fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) &&
+		    fault_in_data(v, off);
+
+	return (struct bdev_fault){.len = fail ? 0 : len, .err = fail ? -EIO : 0};
+}
+
+static struct bdev_fault fault_read(void *ctx, uint64_t off, size_t len)
+{
+	const struct volume *v = ctx;
+	bool fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_READ) &&
+		    fault_in_data(v, off);
+
+	return (struct bdev_fault){.len = fail ? 0 : len, .err = fail ? -EIO : 0};
+}
+
+static int fault_flush(void *ctx)
+{
+	const struct volume *v = ctx;
+
+	return (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) ? -EIO : 0;
+}
+
+int volume_set_faults(struct volume *v, unsigned int ops)
+{
+	if (!v->res->d->fault_injection)
+		return -EPERM;
+	v->faults = (struct bdev_faults){
+		.on_write = fault_write,
+		.on_read = fault_read,
+		.on_flush = fault_flush,
+		.ctx = v,
+	};
+	__atomic_store_n(&v->fault_ops, ops, __ATOMIC_RELAXED);
+	return 0;
 }

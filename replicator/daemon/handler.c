@@ -1,0 +1,247 @@
+/*
+ * handler: the handlers of a resource (handlers { fence-peer "..."; }),
+ * run as child processes that never block the daemon.
+ *
+ * Each runs as `/bin/sh -c COMMAND` in its own session, with DRBD's
+ * environment (DRBD_RESOURCE, DRBD_CONF, DRBD_MINOR, DRBD_VOLUME,
+ * DRBD_LL_DISK, DRBD_PEER_ADDRESS, DRBD_PEER_AF, DRBD_PEERS) and the
+ * TANDEM_* equivalents, so that scripts written for DRBD work unchanged.
+ * Its standard output and error go to the log, line by line. When it
+ * exits, the caller's callback gets DRBD's result, (status >> 8) & 0xff,
+ * or 128 + the signal that killed it. As in drbdadm, a handler that is
+ * not configured "succeeds" with 0, also through the callback.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "tandemd.h"
+
+struct handler_child {
+	struct tandemd *d;
+	struct resource *r;
+	char name[32];
+	char res[128];
+	pid_t pid;
+	int out;          /* its stdout+stderr, -1 once closed */
+	char line[512];
+	size_t len;
+	bool exited;
+	int result;
+	handler_done_fn done;
+	void *arg;
+	struct handler_child *next;
+};
+
+static struct handler_child *children;
+
+static void child_line(struct handler_child *c)
+{
+	c->line[c->len] = '\0';
+	if (c->len)
+		log_res(LOG_INFO, c->res, "handler %s: %s", c->name, c->line);
+	c->len = 0;
+}
+
+/* Both the exit status and the end of its output are in: report. */
+static void child_finish(struct handler_child *c)
+{
+	struct handler_child **pp;
+
+	if (!c->exited || c->out >= 0)
+		return;
+	for (pp = &children; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	log_res(c->result ? LOG_WARNING : LOG_INFO, c->res, "handler %s (pid %ld) exited with %d",
+		c->name, (long)c->pid, c->result);
+	if (c->done && c->r)
+		c->done(c->r, c->name, c->result, c->arg);
+	free(c);
+}
+
+static int32_t child_readable(int32_t fd, int32_t revents, void *data)
+{
+	struct handler_child *c = data;
+	char buf[512];
+	ssize_t n, i;
+
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		child_line(c);
+		qb_loop_poll_del(c->d->loop, fd);
+		close(fd);
+		c->out = -1;
+		child_finish(c);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\n' || c->len == sizeof(c->line) - 1)
+			child_line(c);
+		if (buf[i] != '\n')
+			c->line[c->len++] = buf[i];
+	}
+	return 0;
+}
+
+static int32_t on_sigchld(int32_t sig, void *data)
+{
+	struct handler_child *c;
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (c = children; c && c->pid != pid; c = c->next)
+			;
+		if (!c)
+			continue;
+		c->exited = true;
+		c->result = WIFEXITED(status) ? (status >> 8) & 0xff : 128 + WTERMSIG(status);
+		child_finish(c);
+	}
+	return 0;
+}
+
+int handler_init(struct tandemd *d)
+{
+	return qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGCHLD, d, on_sigchld, NULL);
+}
+
+static void set2(const char *drbd, const char *tandem, const char *value)
+{
+	if (!value)
+		return;
+	setenv(drbd, value, 1);
+	setenv(tandem, value, 1);
+}
+
+/* In the child: the environment, then exec. Never returns. */
+static void child_exec(struct resource *r, const char *name, const char *cmd, int vnr)
+{
+	const struct conf_host *peer = r->cr->peer;
+	const struct conf_vol *cv;
+	char minors[256] = "", vols[256] = "", disks[1024] = "", num[32];
+	size_t lm = 0, lv = 0, ld = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols; i++) {
+		cv = r->vols[i].cv;
+		if (vnr >= 0 && (int)cv->vnr != vnr)
+			continue;
+		lm += (size_t)snprintf(minors + lm, lm < sizeof(minors) ? sizeof(minors) - lm : 0,
+				       "%s%d", lm ? " " : "", cv->minor);
+		lv += (size_t)snprintf(vols + lv, lv < sizeof(vols) ? sizeof(vols) - lv : 0, "%s%u",
+				       lv ? " " : "", cv->vnr);
+		ld += (size_t)snprintf(disks + ld, ld < sizeof(disks) ? sizeof(disks) - ld : 0,
+				       "%s%s", ld ? " " : "", cv->disk ? cv->disk : "none");
+	}
+	set2("DRBD_RESOURCE", "TANDEM_RESOURCE", r->name);
+	set2("DRBD_CONF", "TANDEM_CONF", conf_file(r->d->conf));
+	set2("DRBD_MINOR", "TANDEM_MINOR", minors);
+	set2("DRBD_VOLUME", "TANDEM_VOLUME", vols);
+	set2("DRBD_LL_DISK", "TANDEM_LL_DISK", disks);
+	if (peer && peer->addr.ip) {
+		set2("DRBD_PEER_ADDRESS", "TANDEM_PEER_ADDRESS", peer->addr.ip);
+		set2("DRBD_PEER_AF", "TANDEM_PEER_AF", peer->addr.af ? peer->addr.af : "ipv4");
+	}
+	if (peer && peer->n_names) {
+		set2("DRBD_PEERS", "TANDEM_PEERS", peer->names[0]);
+		setenv("DRBD_PEER", peer->names[0], 1);
+	}
+	setenv("TANDEM_HANDLER", name, 1);
+	snprintf(num, sizeof(num), "%s", state_role_name(r->st.role));
+	setenv("TANDEM_ROLE", num, 1);
+	setenv("TANDEM_DISK", state_disk_name(r->st.disk), 1);
+	setenv("TANDEM_CONNECTION", state_conn_name(r->st.conn), 1);
+	setenv("TANDEM_PEER_DISK", state_disk_name(r->st.pdsk), 1);
+	setenv("TANDEM_RUN_DIR", r->d->run_dir, 1);
+	if (!getenv("PATH"))
+		setenv("PATH", "/sbin:/usr/sbin:/bin:/usr/bin", 1);
+	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+	dprintf(2, "cannot run /bin/sh: %s\n", strerror(errno));
+	_exit(127);
+}
+
+int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn done, void *arg)
+{
+	const char *cmd = conf_res_text(r->d->conf, r->cr, CONF_SECT_HANDLERS, name);
+	struct handler_child *c;
+	int pfd[2], devnull, rc;
+
+	if (!cmd || !*cmd) {
+		log_res(LOG_INFO, r->name, "handler %s: not configured", name);
+		return 1;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		free(c);
+		return rc;
+	}
+	c->d = r->d;
+	c->r = r;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->res, sizeof(c->res), "%s", r->name);
+	c->done = done;
+	c->arg = arg;
+	c->out = pfd[0];
+	c->pid = fork();
+	if (c->pid < 0) {
+		rc = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		free(c);
+		return rc;
+	}
+	if (c->pid == 0) {
+		sigset_t all;
+
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		setsid();
+		devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		closefrom(3);
+		child_exec(r, name, cmd, vnr);
+	}
+	close(pfd[1]);
+	fcntl(c->out, F_SETFL, O_NONBLOCK);
+	c->next = children;
+	children = c;
+	log_res(LOG_NOTICE, r->name, "running handler %s (pid %ld): %s", name, (long)c->pid, cmd);
+	rc = qb_loop_poll_add(r->d->loop, QB_LOOP_MED, c->out, POLLIN, c, child_readable);
+	if (rc < 0) { /* no output then; the exit still counts */
+		close(c->out);
+		c->out = -1;
+	}
+	return 0;
+}
+
+/* The resource goes away: its handlers keep running, unreported. */
+void handler_forget(struct resource *r)
+{
+	struct handler_child *c;
+
+	for (c = children; c; c = c->next)
+		if (c->r == r)
+			c->r = NULL;
+}
