@@ -7,8 +7,8 @@
 # slower than 5 s (a "slow unit") fails the run too.
 #
 # usage: fuzz.sh SRCDIR SECONDS [LIBFUZZER-FLAGS...]
-# FUZZ_TARGET=conf (default) or nbd picks ./fuzz-conf or ./fuzz-nbd, its
-# seeds corpus/NAME/ and dictionary NAME.dict. Run from the build
+# FUZZ_TARGET=conf (default), nbd, wire or bmx picks ./fuzz-NAME, its
+# seeds corpus/NAME/ and its dictionary NAME.dict where there is one. Run from the build
 # directory holding the target. Writes:
 #   fuzz-NAME.corpus/     the working corpus (seeds + inputs found; kept
 #                         between runs, removed by make clean)
@@ -29,6 +29,8 @@ target=fuzz-$name
 case $name in
 conf) max_len=8192 ;;
 nbd) max_len=20000 ;;
+wire) max_len=70000 ;;
+bmx) max_len=8192 ;;
 *) echo "$0: unknown FUZZ_TARGET '$name'" >&2; exit 2 ;;
 esac
 corpus=$target.corpus
@@ -40,9 +42,12 @@ chmod u+w "$corpus"/*
 seeds=$(find "$srcdir/corpus/$name" -type f | wc -l)
 
 echo "$target: fuzzing for $seconds s from $seeds seeds (log: $log)"
+dict=
+[ -f "$srcdir/$name.dict" ] && dict=-dict=$srcdir/$name.dict
+# shellcheck disable=SC2086 # $dict is empty or one word
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} ./$target \
 	-max_len=$max_len -timeout=10 -report_slow_units=5 -rss_limit_mb=2048 -print_final_stats=1 \
-	-dict="$srcdir/$name.dict" -max_total_time="$seconds" \
+	$dict -max_total_time="$seconds" \
 	-artifact_prefix="$artifacts/" "$@" "$corpus" >"$log" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q 'Test unit written to .*slow-unit-' "$log"; then

@@ -1,0 +1,74 @@
+/*
+ * auth: peer authentication by HMAC challenge/response (net {
+ * cram-hmac-alg; shared-secret; }, ref/drbd-semantics.md section 9), on
+ * OpenSSL libcrypto.
+ *
+ * On every connection, when cram-hmac-alg is set, both sides:
+ *   1. send a fresh challenge of AUTH_CHALLENGE_LEN random bytes
+ *      (auth_challenge_new);
+ *   2. receive the peer's challenge and check it (auth_check_peer_challenge):
+ *      a challenge equal to one's own is a reflection attack (an attacker
+ *      bouncing our challenge back to us to get our answer to it);
+ *   3. send HMAC(secret, peer's challenge) (auth_response);
+ *   4. receive the peer's response and compare it with HMAC(secret, own
+ *      challenge) in constant time (auth_verify). A failure is
+ *      "Authentication of peer failed": disconnect.
+ *
+ * Algorithms are named the way drbd.conf names kernel crypto hashes
+ * ("sha1", "sha256", ...; the names conf-opt.c accepts) and mapped to
+ * OpenSSL digest names. crc32c is not a hash and is refused here too.
+ *
+ * Errors: -EOPNOTSUPP for an unknown algorithm (or one this OpenSSL does
+ * not provide, e.g. md5 in FIPS mode), -EBADMSG for a malformed challenge
+ * or response (short, long, all zero), -EACCES for a reflected challenge
+ * or a wrong response, -ENOSPC for a too small output buffer, -EIO when
+ * OpenSSL fails.
+ */
+#ifndef TANDEM_AUTH_H
+#define TANDEM_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AUTH_CHALLENGE_LEN 64u	/* what we send */
+#define AUTH_CHALLENGE_MAX 128u /* the longest peer challenge accepted (as DRBD) */
+#define AUTH_RESPONSE_MAX 64u	/* the longest digest (sha512) */
+
+/* name is a drbd.conf hash name whose HMAC this OpenSSL can compute. */
+bool auth_alg_supported(const char *name);
+/* The OpenSSL digest name for a drbd.conf name ("sha256" -> "SHA256"), or
+ * NULL. */
+const char *auth_alg_openssl_name(const char *name);
+/* Length of the response (the digest) for alg: > 0, or -EOPNOTSUPP. */
+int auth_response_len(const char *alg);
+
+/* AUTH_CHALLENGE_LEN fresh random bytes (RAND_bytes), never all zero.
+ * 0 or -EIO. */
+int auth_challenge_new(uint8_t out[AUTH_CHALLENGE_LEN]);
+
+/*
+ * Check the peer's challenge (len bytes) against our own: shorter than
+ * AUTH_CHALLENGE_LEN, longer than AUTH_CHALLENGE_MAX or all zero ->
+ * -EBADMSG; its first AUTH_CHALLENGE_LEN bytes equal to own -> -EACCES.
+ */
+int auth_check_peer_challenge(const uint8_t own[AUTH_CHALLENGE_LEN], const uint8_t *peer,
+			      size_t len);
+
+/*
+ * Our response to the peer's challenge: HMAC-alg(secret, challenge) into
+ * out. *outlen: in, the size of out; out, the response length. secret may
+ * be empty (secret_len 0). 0, -EOPNOTSUPP, -ENOSPC or -EIO.
+ */
+int auth_response(const char *alg, const void *secret, size_t secret_len, const uint8_t *challenge,
+		  size_t len, uint8_t *out, size_t *outlen);
+
+/*
+ * Is the peer's response (resp_len bytes) HMAC-alg(secret, own challenge)?
+ * 0; -EBADMSG if resp_len is not the digest length; -EACCES if it differs
+ * (compared in constant time); -EOPNOTSUPP or -EIO.
+ */
+int auth_verify(const char *alg, const void *secret, size_t secret_len, const uint8_t *own,
+		size_t own_len, const uint8_t *resp, size_t resp_len);
+
+#endif
