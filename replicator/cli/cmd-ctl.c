@@ -218,9 +218,33 @@ static uint64_t jnum(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
 }
 
+static double jdbl(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
+/* The resync progress as /proc/drbd shows it. */
+static void print_sync(json_object *sync)
+{
+	double pct = jdbl(sync, "percent");
+	uint64_t eta = jnum(sync, "eta_s");
+	int i, bar = (int)(pct / 5.0);
+
+	printf("      [");
+	for (i = 0; i < 20; i++)
+		putchar(i < bar ? '=' : i == bar ? '>' : '.');
+	printf("] sync'ed: %.1f%% (%llu/%llu)K\n", pct, (unsigned long long)jnum(sync, "left_kib"),
+	       (unsigned long long)jnum(sync, "total_kib"));
+	printf("      finish: %llu:%02llu:%02llu speed: %llu K/sec\n",
+	       (unsigned long long)eta / 3600, (unsigned long long)eta / 60 % 60,
+	       (unsigned long long)eta % 60, (unsigned long long)jnum(sync, "speed_kib_s"));
+}
+
 static void print_status(json_object *r, bool verbose)
 {
-	json_object *vols, *v, *c;
+	json_object *vols, *v, *c, *sync;
 	size_t i;
 
 	printf("%s role:%s\n", jstr(r, "name"), jstr(r, "role"));
@@ -242,7 +266,20 @@ static void print_status(json_object *r, bool verbose)
 			       (unsigned long long)jnum(c, "ua"), (unsigned long long)jnum(c, "ap"),
 			       (unsigned long long)jnum(c, "oos"));
 	}
-	printf("  %s connection:%s\n", "peer", jstr(r, "connection"));
+	printf("  %s connection:%s", *jstr(r, "peer") ? jstr(r, "peer") : "peer",
+	       jstr(r, "connection"));
+	if (strcmp(jstr(r, "peer_role"), "Unknown"))
+		printf(" role:%s", jstr(r, "peer_role"));
+	printf("\n");
+	for (i = 0; i < json_object_array_length(vols); i++) {
+		v = json_object_array_get_idx(vols, i);
+		if (!*jstr(v, "replication"))
+			continue;
+		printf("    volume:%s replication:%s peer-disk:%s\n", jstr(v, "volume"),
+		       jstr(v, "replication"), jstr(v, "peer_disk"));
+		if (json_object_object_get_ex(v, "sync", &sync))
+			print_sync(sync);
+	}
 }
 
 int cmd_ctl_status(struct cli *cli, int argc, char **argv)

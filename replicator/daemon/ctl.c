@@ -108,6 +108,8 @@ SIMPLE_HANDLER(h_up, resource_up(r, e))
 SIMPLE_HANDLER(h_down, resource_down(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_primary, resource_primary(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_secondary, resource_secondary(r, req_bool(req, "force"), e))
+SIMPLE_HANDLER(h_connect, resource_connect(r, req_bool(req, "discard_my_data"), e))
+SIMPLE_HANDLER(h_disconnect, resource_disconnect(r, e))
 SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
 
 /* adjust: re-read the configuration (the same as SIGHUP); the resource
@@ -175,15 +177,6 @@ static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct r
 	return json_object_new_object();
 }
 
-static json_object *h_not_yet(struct tandemd *d, json_object *req, struct reply_err *e)
-{
-	e->exit = 20;
-	snprintf(e->msg, sizeof(e->msg),
-		 "'%s' needs replication, which this version of tandemd does not have yet",
-		 req_str(req, "cmd"));
-	return NULL;
-}
-
 static json_object *h_events(struct tandemd *d, json_object *req, struct reply_err *e);
 
 static const struct {
@@ -198,8 +191,8 @@ static const struct {
 	{"primary", h_primary},
 	{"secondary", h_secondary},
 	{"new-current-uuid", h_new_current_uuid},
-	{"connect", h_not_yet},
-	{"disconnect", h_not_yet},
+	{"connect", h_connect},
+	{"disconnect", h_disconnect},
 	{"adjust", h_adjust},
 	{"events", h_events},
 	{"inject-fault", h_inject_fault},

@@ -21,9 +21,11 @@
 
 #include "log.h"
 #include "nbd-handshake.h"
+#include "nbdkdev.h"
 #include "nbd-proto.h"
 #include "nbd-request.h"
 #include "tandemd.h"
+#include "wire.h"
 
 #define HANDSHAKE_TIMEOUT_MS 10000
 #define MAX_CONNS 64
@@ -33,7 +35,15 @@ struct nbd_conn {
 	int fd;
 	pthread_t thread;
 	bool done;
+	struct volume *kernel; /* served for the kernel's /dev/nbdN: no handshake */
 	struct nbd_conn *next;
+};
+
+/* A kernel nbd device attached to a volume while Primary. */
+struct nbd_kdev {
+	struct nbdkdev *k;
+	char dev[64];
+	char link[300];
 };
 
 struct nbd_srv {
@@ -46,6 +56,7 @@ struct nbd_srv {
 	struct nbd_conn *conns;
 	atomic_uint clients;
 	bool stopping;
+	struct nbd_kdev *kdevs; /* res->n_vols */
 };
 
 static struct volume *volume_by_export(struct resource *r, const char *name)
@@ -226,6 +237,9 @@ struct nbd_op {
 	uint32_t len;
 	int res;
 	bool refused; /* by validation, already logged */
+	int legs;     /* writes: local, and the peer's while connected */
+	int local_rc;
+	bool net_ok;
 	char *buf;
 	struct inflight range; /* writes: the range held in the volume */
 	struct nbd_op *next;
@@ -264,12 +278,33 @@ static void read_done(void *arg, int res)
 	op_queue(arg, res);
 }
 
+/* A write has two legs, local and (while connected) the peer's; it
+ * completes when both are done, successfully if either succeeded (DRBD). */
+static void leg_done(struct nbd_op *op)
+{
+	int rc;
+
+	if (__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	rc = op->local_rc < 0 && !op->net_ok ? op->local_rc : 0;
+	volume_write_end(op->x->v, &op->range, op->local_rc);
+	op_queue(op, rc);
+}
+
 static void write_done(void *arg, int res)
 {
 	struct nbd_op *op = arg;
 
-	volume_write_end(op->x->v, &op->range, res);
-	op_queue(op, res);
+	op->local_rc = res < 0 ? res : 0;
+	leg_done(op);
+}
+
+static void net_done(void *arg, int rc)
+{
+	struct nbd_op *op = arg;
+
+	op->net_ok = rc == 0;
+	leg_done(op);
 }
 
 static void *writer_thread(void *arg)
@@ -363,6 +398,12 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 			op_queue(op, rc);
 			return 0;
 		}
+		/* the peer's leg first: it runs while the local write does */
+		op->legs = 2;
+		rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length, op->buf,
+				 (req->flags & NBD_CMD_FLAG_FUA) ? WIRE_DP_FUA : 0, net_done, op);
+		if (rc <= 0) /* not connected (the bitmap is marked) or not sent */
+			__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL);
 		rc = volume_submit(x->v,
 				   (req->flags & NBD_CMD_FLAG_FUA) ? IOENG_WRITE_FUA : IOENG_WRITE,
 				   op->buf, req->offset, req->length, write_done, op);
@@ -371,11 +412,16 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 		return 0;
 	case NBD_CMD_FLUSH:
 		rc = volume_flush(x->v);
+		if (rc == 0)
+			rc = peer_flush(x->v->res);
 		break;
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
 		rc = volume_trim(x->v, req->offset, req->length, req->type == NBD_CMD_WRITE_ZEROES,
 				 !(req->flags & NBD_CMD_FLAG_NO_HOLE));
+		if (rc == 0)
+			rc = peer_trim_wait(x->v->res, x->v, req->type == NBD_CMD_WRITE_ZEROES,
+					    req->offset, req->length);
 		if (rc == 0 && (req->flags & NBD_CMD_FLAG_FUA))
 			rc = volume_flush(x->v);
 		break;
@@ -452,9 +498,23 @@ out:
 static void *conn_thread(void *arg)
 {
 	struct nbd_conn *c = arg;
-	struct nbd_handshake_result *hs = calloc(1, sizeof(*hs));
+	struct nbd_handshake_result *hs;
 	struct volume *v;
 
+	if (c->kernel) { /* the ioctl interface skips the handshake */
+		struct nbd_export_info info;
+		struct nbd_export_limits lim;
+
+		export_info(c->kernel, &info);
+		lim = (struct nbd_export_limits){info.size, info.flags, 512, NBD_REQUEST_MAX_PAYLOAD};
+		transmission(c, c->kernel, &lim);
+		shutdown(c->fd, SHUT_RDWR);
+		pthread_mutex_lock(&c->srv->lock);
+		c->done = true;
+		pthread_mutex_unlock(&c->srv->lock);
+		return NULL;
+	}
+	hs = calloc(1, sizeof(*hs));
 	if (hs && nbd_handshake(c->fd, HANDSHAKE_TIMEOUT_MS, &hs_ops, c->srv, hs) == 0 &&
 	    (v = volume_by_export(c->srv->res, hs->name))) {
 		struct timeval tv = {0, 0};
@@ -540,33 +600,114 @@ static void *accept_thread(void *arg)
 }
 
 /*
- * A configured /dev/nbdN is meant for the kernel's nbd client. Attaching
- * it is not done yet; without the module (as on these machines) there is
- * nothing to attach: say so once and serve the socket.
+ * A configured `device /dev/nbdN` is attached to the volume on promotion
+ * where the kernel has the nbd module (a socketpair: the kernel's end and
+ * a connection served like any other, without the handshake), with the
+ * stable name /dev/tandem/RES (RES/VOL for volumes other than 0). Without
+ * the module, or for another device name (/dev/drbd0 in a DRBD config),
+ * the socket is the interface: say so once.
  */
-static void note_kernel_nbd(struct resource *r)
+static void attach_kernel(struct nbd_srv *s)
 {
 	static bool said;
+	struct resource *r = s->res;
 	unsigned int i;
 
-	for (i = 0; i < r->n_vols && !said; i++) {
-		const char *dev = r->vols[i].cv->device;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct nbd_kdev *kd = &s->kdevs[i];
+		const char *dev = v->cv->device;
+		struct nbd_export_info info;
+		struct nbd_conn *c;
+		char why[256];
+		int sv[2], rc;
 
-		if (!dev || strncmp(dev, "/dev/nbd", 8))
+		if (!dev || !nbdkdev_is_nbd_path(dev)) {
+			if (dev && !said)
+				log_res(LOG_NOTICE, r->name,
+					"device %s is not an nbd device: serving the NBD socket only "
+					"(see tandemd(8))", dev);
+			said = true;
 			continue;
-		said = true;
-		if (access("/sys/module/nbd", F_OK) != 0)
-			log_res(LOG_NOTICE, r->name,
-				"%s is configured but this kernel has no nbd module: serving the "
-				"socket only (nbdfuse + losetup give a block device; see "
-				"tandemd(8))",
-				dev);
+		}
+		rc = nbdkdev_probe(dev, why, sizeof(why));
+		if (rc < 0) {
+			if (rc != -ENODEV || !said)
+				log_res(LOG_NOTICE, r->name, "%s; serving the NBD socket only", why);
+			said = true;
+			continue;
+		}
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			continue;
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(sv[0]);
+			close(sv[1]);
+			continue;
+		}
+		c->srv = s;
+		c->fd = sv[1];
+		c->kernel = v;
+		export_info(v, &info);
+		pthread_mutex_lock(&s->lock);
+		if (pthread_create(&c->thread, NULL, conn_thread, c) != 0) {
+			pthread_mutex_unlock(&s->lock);
+			free(c);
+			close(sv[0]);
+			close(sv[1]);
+			continue;
+		}
+		c->next = s->conns;
+		s->conns = c;
+		pthread_mutex_unlock(&s->lock);
+		rc = nbdkdev_attach(dev, sv[0], info.size & ~511ULL, 512,
+				    info.flags & ~NBD_FLAG_CAN_MULTI_CONN, 0, &kd->k, why, sizeof(why));
+		close(sv[0]); /* the kernel holds its own reference */
+		if (rc < 0) {
+			log_res(LOG_ERR, r->name, "%s; serving the NBD socket only", why);
+			shutdown(sv[1], SHUT_RDWR);
+			continue;
+		}
+		snprintf(kd->dev, sizeof(kd->dev), "%s", dev);
+		if (v->vnr == 0)
+			snprintf(kd->link, sizeof(kd->link), "/dev/tandem/%s", r->name);
 		else
-			log_res(LOG_WARNING, r->name,
-				"%s is configured; attaching the kernel nbd device is not "
-				"implemented yet: serving the socket only",
-				dev);
+			snprintf(kd->link, sizeof(kd->link), "/dev/tandem/%s/%u", r->name, v->vnr);
+		if (nbdkdev_link(dev, kd->link) < 0)
+			kd->link[0] = '\0';
+		log_res(LOG_INFO, r->name, "volume %u: %s attached%s%s", v->vnr, dev,
+			kd->link[0] ? ", also as " : "", kd->link);
 	}
+}
+
+static void detach_kernel(struct nbd_srv *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->res->n_vols; i++) {
+		struct nbd_kdev *kd = &s->kdevs[i];
+
+		if (!kd->k)
+			continue;
+		if (kd->link[0])
+			nbdkdev_unlink(kd->link, kd->dev);
+		if (nbdkdev_detach(kd->k) < 0)
+			log_res(LOG_WARNING, s->res->name, "%s: the kernel did not let go in time",
+				kd->dev);
+		kd->k = NULL;
+		log_res(LOG_INFO, s->res->name, "%s detached", kd->dev);
+	}
+}
+
+/* Is a kernel device of this export held open (mounted, LVM, md)? */
+bool nbd_srv_kernel_in_use(const struct nbd_srv *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->res->n_vols; i++)
+		if (s->kdevs[i].k && nbdkdev_in_use(s->kdevs[i].dev) == 1)
+			return true;
+	return false;
 }
 
 int nbd_srv_start(struct resource *r, struct reply_err *e)
@@ -581,6 +722,13 @@ int nbd_srv_start(struct resource *r, struct reply_err *e)
 	}
 	s->res = r;
 	s->lfd = -1;
+	s->kdevs = calloc(r->n_vols, sizeof(*s->kdevs));
+	if (!s->kdevs) {
+		free(s);
+		e->exit = 20;
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	if ((size_t)snprintf(s->path, sizeof(s->path), "%s/%s.nbd", r->d->run_dir, r->name) >=
 	    sizeof(s->path)) {
@@ -606,13 +754,14 @@ int nbd_srv_start(struct resource *r, struct reply_err *e)
 	}
 	r->nbd = s;
 	log_res(LOG_INFO, r->name, "NBD export on %s", s->path);
-	note_kernel_nbd(r);
+	attach_kernel(s);
 	return 0;
 fail:
 	if (s->lfd >= 0)
 		close(s->lfd);
 	unlink(s->path);
 	pthread_mutex_destroy(&s->lock);
+	free(s->kdevs);
 	free(s);
 	return -EIO;
 }
@@ -622,6 +771,7 @@ void nbd_srv_stop(struct nbd_srv *s)
 	struct nbd_conn *c;
 
 	s->stopping = true;
+	detach_kernel(s); /* the kernel disconnects its connection first */
 	if (write(s->stop_pipe[1], "x", 1) < 0)
 		log_res(LOG_WARNING, s->res->name, "cannot wake the NBD listener");
 	pthread_join(s->thread, NULL);
@@ -643,6 +793,7 @@ void nbd_srv_stop(struct nbd_srv *s)
 	close(s->stop_pipe[0]);
 	close(s->stop_pipe[1]);
 	pthread_mutex_destroy(&s->lock);
+	free(s->kdevs);
 	free(s);
 }
 

@@ -29,6 +29,7 @@ int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *
 	r->st.disk = DISK_DISKLESS;
 	r->st.pdsk = DISK_DUNKNOWN;
 	r->st.conn = CONN_STANDALONE;
+	pthread_mutex_init(&r->st_lock, NULL);
 	for (cv = cr->me->vols; cv; cv = cv->next)
 		n++;
 	r->vols = calloc(n, sizeof(*r->vols));
@@ -53,6 +54,7 @@ void resource_fini(struct resource *r)
 	unsigned int i;
 
 	handler_forget(r);
+	pthread_mutex_destroy(&r->st_lock);
 	for (i = 0; i < r->n_vols; i++) {
 		pthread_mutex_destroy(&r->vols[i].lock);
 		pthread_cond_destroy(&r->vols[i].cond);
@@ -82,32 +84,99 @@ static enum state_disk worst_disk(const struct resource *r)
 	return r->n_vols ? d : DISK_DISKLESS;
 }
 
-void resource_set_state(struct resource *r, const struct state *ns, const char *why)
-{
-	struct state os = r->st;
+/* A state-change event, handed to the main loop (ctl clients live there). */
+struct state_event {
+	struct tandemd *d;
+	char res[128];
+	const char *what, *old, *new_value; /* static strings */
+};
 
+static void emit_event(void *arg)
+{
+	struct state_event *ev = arg;
+
+	ctl_event(ev->d, ev->res, ev->what, ev->old, ev->new_value);
+	free(ev);
+}
+
+/* Log and announce what changed between os and ns (st_lock held). */
+static void announce(struct resource *r, const struct state *os, const struct state *ns,
+		     const char *why)
+{
 	const struct {
 		const char *what;
 		bool changed;
 		const char *old, *new_value;
 	} ch[] = {
-		{"role", os.role != ns->role, state_role_name(os.role), state_role_name(ns->role)},
-		{"disk", os.disk != ns->disk, state_disk_name(os.disk), state_disk_name(ns->disk)},
-		{"connection", os.conn != ns->conn, state_conn_name(os.conn),
+		{"role", os->role != ns->role, state_role_name(os->role), state_role_name(ns->role)},
+		{"disk", os->disk != ns->disk, state_disk_name(os->disk), state_disk_name(ns->disk)},
+		{"connection", os->conn != ns->conn, state_conn_name(os->conn),
 		 state_conn_name(ns->conn)},
-		{"peer-disk", os.pdsk != ns->pdsk, state_disk_name(os.pdsk),
+		{"peer", os->peer != ns->peer, state_role_name(os->peer), state_role_name(ns->peer)},
+		{"peer-disk", os->pdsk != ns->pdsk, state_disk_name(os->pdsk),
 		 state_disk_name(ns->pdsk)},
 	};
 	size_t i;
 
-	r->st = *ns;
 	for (i = 0; i < sizeof(ch) / sizeof(ch[0]); i++) {
+		struct state_event *ev;
+
 		if (!ch[i].changed)
 			continue;
 		log_res(LOG_NOTICE, r->name, "%s( %s -> %s )%s%s", ch[i].what, ch[i].old,
 			ch[i].new_value, why ? " " : "", why ? why : "");
-		ctl_event(r->d, r->name, ch[i].what, ch[i].old, ch[i].new_value);
+		ev = malloc(sizeof(*ev));
+		if (!ev)
+			continue;
+		*ev = (struct state_event){r->d, "", ch[i].what, ch[i].old, ch[i].new_value};
+		snprintf(ev->res, sizeof(ev->res), "%s", r->name);
+		if (defer_call(r->d->defer, emit_event, ev) < 0)
+			free(ev);
 	}
+}
+
+void resource_set_state(struct resource *r, const struct state *ns, const char *why)
+{
+	struct state os, n;
+
+	pthread_mutex_lock(&r->st_lock);
+	os = r->st;
+	n = os;
+	n.role = ns->role;
+	n.disk = ns->disk;
+	n.susp_user = ns->susp_user;
+	n.susp_nod = ns->susp_nod;
+	n.susp_fen = ns->susp_fen;
+	n.user_isp = ns->user_isp;
+	r->st = n;
+	announce(r, &os, &n, why);
+	pthread_mutex_unlock(&r->st_lock);
+}
+
+void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role peer,
+		       enum state_disk pdsk, const char *why)
+{
+	struct state os, n;
+
+	pthread_mutex_lock(&r->st_lock);
+	os = r->st;
+	n = os;
+	n.conn = conn;
+	n.peer = conn < CONN_CONNECTED ? ROLE_UNKNOWN : peer;
+	n.pdsk = conn < CONN_CONNECTED ? DISK_DUNKNOWN : pdsk;
+	r->st = n;
+	announce(r, &os, &n, why);
+	pthread_mutex_unlock(&r->st_lock);
+}
+
+struct state resource_state(struct resource *r)
+{
+	struct state s;
+
+	pthread_mutex_lock(&r->st_lock);
+	s = r->st;
+	pthread_mutex_unlock(&r->st_lock);
+	return s;
 }
 
 static struct state_ctx ctx_of(const struct resource *r, bool force)
@@ -119,7 +188,7 @@ static struct state_ctx ctx_of(const struct resource *r, bool force)
 		.fencing = !strcmp(fencing, "resource-only")	      ? FENCING_RESOURCE_ONLY
 			   : !strcmp(fencing, "resource-and-stonith") ? FENCING_RESOURCE_AND_STONITH
 								      : FENCING_DONT_CARE,
-		.device_open = r->nbd && nbd_srv_clients(r->nbd) > 0,
+		.device_open = r->nbd && (nbd_srv_clients(r->nbd) > 0 || nbd_srv_kernel_in_use(r->nbd)),
 		.force = force,
 	};
 	return ctx;
@@ -230,6 +299,11 @@ int resource_up(struct resource *r, struct reply_err *e)
 	ns = r->st;
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "attach");
+	if (r->cr->peer && r->cr->peer->addr.ip && r->cr->me->addr.ip &&
+	    peer_start(r, false, e) < 0)
+		log_res(LOG_ERR, r->name, "not connecting: %s", e->msg);
+	e->msg[0] = '\0';
+	e->exit = 0;
 	return 0;
 }
 
@@ -246,6 +320,7 @@ int resource_down(struct resource *r, bool force, struct reply_err *e)
 		if (rc < 0)
 			return rc;
 	}
+	peer_stop(r);
 	for (i = 0; i < r->n_vols; i++) {
 		rc = volume_detach(&r->vols[i], e);
 		if (rc < 0)
@@ -289,6 +364,7 @@ static uint64_t random_u64(void)
 
 int resource_primary(struct resource *r, bool force, struct reply_err *e)
 {
+	bool forced_uuid = false;
 	struct state ns = r->st;
 	unsigned int i;
 	int rc;
@@ -317,6 +393,7 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 			gi_new_current(&g, random_u64(), true);
 			v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
 			v->disk = DISK_UPTODATE;
+			forced_uuid = true;
 		} else if (r->st.conn < CONN_CONNECTED && g.uuid[GI_BITMAP] == 0) {
 			/* promoted without the peer: a new data generation starts */
 			gi_new_current(&g, random_u64(), true);
@@ -343,6 +420,10 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		return rc;
 	}
 	resource_set_state(r, &ns, force ? "primary --force" : "primary");
+	if (forced_uuid)
+		peer_renegotiate(r); /* the peer must sync from us */
+	else
+		peer_state_changed(r);
 	return 0;
 }
 
@@ -370,6 +451,7 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 		pthread_mutex_unlock(&v->lock);
 	}
 	resource_set_state(r, &ns, force ? "secondary --force" : "secondary");
+	peer_state_changed(r);
 	return write_all_sb(r, e);
 }
 
@@ -412,6 +494,8 @@ json_object *resource_status(struct resource *r)
 	json_object_object_add(o, "connection",
 			       json_object_new_string(r->up ? state_conn_name(r->st.conn)
 							    : "Unconfigured"));
+	if (r->cr->peer && r->cr->peer->n_names)
+		json_object_object_add(o, "peer", json_object_new_string(r->cr->peer->names[0]));
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();
@@ -435,8 +519,8 @@ json_object *resource_status(struct resource *r)
 			json_object_object_add(jv, "clients",
 					       json_object_new_int((int)nbd_srv_clients(r->nbd)));
 		}
-		json_object_object_add(c, "ns", json_object_new_int(0));
-		json_object_object_add(c, "nr", json_object_new_int(0));
+		json_object_object_add(c, "ns", json_object_new_uint64(v->c.ns));
+		json_object_object_add(c, "nr", json_object_new_uint64(v->c.nr));
 		json_object_object_add(c, "dw", json_object_new_uint64(v->c.dw));
 		json_object_object_add(c, "dr", json_object_new_uint64(v->c.dr));
 		json_object_object_add(c, "al", json_object_new_uint64(v->c.al));
@@ -449,6 +533,7 @@ json_object *resource_status(struct resource *r)
 				       json_object_new_uint64(v->bm ? bitmap_weight(v->bm) * 4 : 0));
 		json_object_object_add(jv, "counters", c);
 		pthread_mutex_unlock(&v->lock);
+		peer_status(r, i, jv);
 		json_object_array_add(vols, jv);
 	}
 	json_object_object_add(o, "volumes", vols);
@@ -521,4 +606,82 @@ void resource_volume_error_passed(struct volume *v)
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "local I/O error passed on");
 	check_incon_degr(r);
+}
+
+/* ---------------------------------------------------------------- replication */
+
+void resource_freeze(struct resource *r, bool on)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols; i++)
+		volume_freeze(&r->vols[i], on);
+}
+
+/* The resource's disk state follows its volumes'; the peer hears of it. */
+void resource_disk_changed(struct resource *r)
+{
+	struct state ns = resource_state(r);
+
+	ns.disk = worst_disk(r);
+	resource_set_state(r, &ns, NULL);
+	peer_state_changed(r);
+}
+
+/*
+ * The connection is gone. A Primary with UpToDate data starts a new data
+ * generation (its old current UUID becomes the bitmap UUID), so that a
+ * later handshake knows which side changed, as DRBD does. Any thread.
+ */
+void resource_lost_peer(struct resource *r)
+{
+	struct state s = resource_state(r);
+	unsigned int i;
+
+	if (s.role != ROLE_PRIMARY)
+		return;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
+			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+			gi_new_current(&g, random_u64(), true);
+			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+			if (volume_sync_sb(v) < 0)
+				log_res(LOG_ERR, r->name, "volume %u: cannot write the new current UUID",
+					v->vnr);
+			else
+				log_res(LOG_INFO, r->name, "volume %u: new current UUID %016llX",
+					v->vnr, (unsigned long long)v->sb.uuid[MD_UI_CURRENT]);
+		}
+		pthread_mutex_unlock(&v->lock);
+	}
+}
+
+int resource_connect(struct resource *r, bool discard_my_data, struct reply_err *e)
+{
+	if (!r->up) {
+		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
+		return -ENODEV;
+	}
+	if (discard_my_data && r->st.role == ROLE_PRIMARY) {
+		ERRF(e, 11, "%s: discard-my-data is refused on a Primary; demote it first",
+		     r->name);
+		return -EPERM;
+	}
+	if (peer_exited(r))
+		peer_stop(r); /* StandAlone after a refusal: start afresh */
+	if (r->peer)
+		return 0;
+	return peer_start(r, discard_my_data, e);
+}
+
+int resource_disconnect(struct resource *r, struct reply_err *e)
+{
+	if (!r->peer)
+		return 0;
+	peer_stop(r);
+	return 0;
 }

@@ -32,6 +32,7 @@ struct inflight {
 
 /* /proc/drbd counters (KiB or counts), see doc/control-protocol.md. */
 struct counters {
+	uint64_t ns, nr; /* KiB sent to / received from the peer (atomic) */
 	uint64_t dw, dr, al, bm;
 	int64_t lo, ap;
 };
@@ -60,6 +61,7 @@ struct volume {
 	unsigned int users;       /* data requests inside the volume */
 	bool failing;             /* detach pending: new requests get EIO */
 	bool io_error_seen;       /* pass_on: an error was passed on */
+	bool frozen;              /* new requests wait (connection handshake) */
 	struct bdev_faults faults; /* TANDEM_FAULT_INJECTION only */
 	unsigned int fault_ops;    /* VOLUME_FAULT_* */
 };
@@ -80,10 +82,12 @@ struct resource {
 	const struct conf_res *cr;
 	const char *name;
 	bool up;
-	struct state st;
+	struct state st;      /* role and disk: main loop; conn, peer, pdsk: peer thread */
+	pthread_mutex_t st_lock; /* st */
 	struct volume *vols;
 	unsigned int n_vols;
 	struct nbd_srv *nbd; /* while Primary */
+	struct peer *peer;   /* while connecting or connected (peer.c) */
 };
 
 struct tandemd {
@@ -129,8 +133,36 @@ int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool ma
 int volume_sync_sb(struct volume *v); /* write the superblock (lock held by caller) */
 /* A local I/O error: apply on-io-error (lock not held; any thread). */
 void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
+/* Replication (repl.c, sync.c). */
+void volume_freeze(struct volume *v, bool on);
+void volume_mark_oos(struct volume *v, uint64_t off, uint64_t len);
+void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len);
+int volume_writeback_bitmap_locked(struct volume *v);
+int volume_peer_write(struct volume *v, uint64_t off, uint32_t len, const void *buf, bool fua);
+int volume_peer_trim(struct volume *v, uint64_t off, uint32_t len, bool zero);
+int volume_read_claimed(struct volume *v, uint64_t off, uint32_t len, void *buf, void *unused1,
+			void *unused2);
+void volume_read_release(struct volume *v, uint64_t off, uint32_t len);
+int volume_rs_write(struct volume *v, uint64_t off, uint32_t len, const void *buf);
 /* Tests: make the backing device fail (VOLUME_FAULT_*; 0 heals it). */
 int volume_set_faults(struct volume *v, unsigned int ops);
+
+/* peer.c: the connection to the peer (connect, disconnect). */
+struct peer;
+int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e);
+void peer_stop(struct resource *r);
+bool peer_exited(const struct resource *r);
+/* repl.c: the data path's side of the connection. */
+bool peer_live(struct resource *r);
+int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
+		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg);
+int peer_flush(struct resource *r);
+int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len);
+int peer_send_state(struct peer *p, unsigned int vi);
+void peer_state_changed(struct resource *r);
+void peer_renegotiate(struct resource *r);
+void peer_status(struct resource *r, unsigned int vi, json_object *jv);
+void resource_sync_done(struct resource *r, struct volume *v);
 
 /* defer.c: run fn(arg) on the main loop; any thread. */
 struct defer;
@@ -156,11 +188,25 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e);
 int resource_secondary(struct resource *r, bool force, struct reply_err *e);
 int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e);
 json_object *resource_status(struct resource *r);
+/* Main loop: the role, disk and suspension fields of ns (the connection
+ * fields belong to the peer thread: resource_set_conn). */
 void resource_set_state(struct resource *r, const struct state *ns, const char *why);
+/* Any thread: the connection state, the peer's role and disk. */
+void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role peer,
+		       enum state_disk pdsk, const char *why);
+/* A consistent copy of the state, from any thread. */
+struct state resource_state(struct resource *r);
 /* Main loop: volume v failed (on-io-error detach / call-local-io-error),
  * or passed an error on (pass_on: disk Inconsistent). */
 void resource_volume_failed(struct volume *v);
 void resource_volume_error_passed(struct volume *v);
+/* Replication: hold new writes (handshake); the disk state changed (the
+ * resource's follows its volumes, the peer is told); the peer is gone. */
+void resource_freeze(struct resource *r, bool on);
+void resource_disk_changed(struct resource *r);
+void resource_lost_peer(struct resource *r);
+int resource_connect(struct resource *r, bool discard_my_data, struct reply_err *e);
+int resource_disconnect(struct resource *r, struct reply_err *e);
 
 /* reload.c */
 /* Re-read the configuration and apply it (SIGHUP, `adjust`); on errors the
@@ -172,6 +218,7 @@ int tandemd_add_resource(struct tandemd *d, const struct conf_res *cr);
 int nbd_srv_start(struct resource *r, struct reply_err *e);
 void nbd_srv_stop(struct nbd_srv *s);
 unsigned int nbd_srv_clients(const struct nbd_srv *s);
+bool nbd_srv_kernel_in_use(const struct nbd_srv *s);
 const char *nbd_srv_path(const struct nbd_srv *s);
 
 /* ctl.c */

@@ -424,7 +424,8 @@ static int begin_write(struct volume *v, uint64_t off, uint32_t len)
 			return -EREMOTEIO; /* the caller reports it, unlocked */
 		}
 	}
-	bitmap_set_range(v->bm, off / 4096, (off % 4096 + len + 4095) / 4096);
+	if (!peer_live(v->res))
+		bitmap_set_range(v->bm, off / 4096, (off % 4096 + len + 4095) / 4096);
 	return 0;
 }
 
@@ -447,6 +448,8 @@ static int md_error(struct volume *v, int rc)
  * volume failed or while it is detached. */
 static int enter(struct volume *v)
 {
+	while (v->frozen && v->md && !v->failing)
+		pthread_cond_wait(&v->cond, &v->lock);
 	if (!v->md || v->failing)
 		return -EIO;
 	v->users++;
@@ -739,4 +742,170 @@ int volume_set_faults(struct volume *v, unsigned int ops)
 	};
 	__atomic_store_n(&v->fault_ops, ops, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* ---------------------------------------------------------------- replication */
+
+void volume_freeze(struct volume *v, bool on)
+{
+	pthread_mutex_lock(&v->lock);
+	v->frozen = on;
+	pthread_cond_broadcast(&v->cond);
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void bits_of(uint64_t off, uint64_t len, uint64_t *first, uint64_t *n)
+{
+	*first = off / 4096;
+	*n = (off % 4096 + len + 4095) / 4096;
+}
+
+void volume_mark_oos(struct volume *v, uint64_t off, uint64_t len)
+{
+	uint64_t first, n;
+
+	bits_of(off, len, &first, &n);
+	pthread_mutex_lock(&v->lock);
+	if (v->bm)
+		bitmap_set_range(v->bm, first, n);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Only whole blocks become in sync. */
+void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len)
+{
+	uint64_t first = (off + 4095) / 4096, end = (off + len) / 4096;
+
+	pthread_mutex_lock(&v->lock);
+	if (v->bm && end > first)
+		bitmap_clear_range(v->bm, first, end - first);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Lock held: the whole bitmap to disk (end of a resync). */
+int volume_writeback_bitmap_locked(struct volume *v)
+{
+	int64_t rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
+
+	return rc < 0 ? (int)rc : 0;
+}
+
+/* A write from the peer: through the activity log, never marked. */
+int volume_peer_write(struct volume *v, uint64_t off, uint32_t len, const void *buf, bool fua)
+{
+	struct inflight me = {off, len, NULL};
+	int rc;
+
+	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	if (rc < 0) {
+		pthread_mutex_unlock(&v->lock);
+		return rc;
+	}
+	claim_range(v, &me);
+	rc = begin_write(v, off, len);
+	if (rc < 0) {
+		release_range(v, &me);
+		leave(v);
+		pthread_mutex_unlock(&v->lock);
+		return md_error(v, rc);
+	}
+	v->c.lo++;
+	pthread_mutex_unlock(&v->lock);
+	rc = io(v, fua ? IOENG_WRITE_FUA : IOENG_WRITE, buf, off, len);
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "writing (from the peer)", rc);
+	pthread_mutex_lock(&v->lock);
+	v->c.lo--;
+	if (rc >= 0)
+		v->c.dw += len / 1024;
+	end_write(v, off, len, &me);
+	leave(v);
+	pthread_mutex_unlock(&v->lock);
+	return rc;
+}
+
+int volume_peer_trim(struct volume *v, uint64_t off, uint32_t len, bool zero)
+{
+	return volume_trim(v, off, len, zero, !zero);
+}
+
+/* Resync source: read [off, off+len) with the range claimed, so that no
+ * write of the same blocks lands between the read and the send; release
+ * with volume_read_release(). */
+int volume_read_claimed(struct volume *v, uint64_t off, uint32_t len, void *buf, void *unused1,
+			void *unused2)
+{
+	struct inflight *me = calloc(1, sizeof(*me));
+	int rc;
+
+	if (!me)
+		return -ENOMEM;
+	me->off = off;
+	me->len = len;
+	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	if (rc < 0) {
+		pthread_mutex_unlock(&v->lock);
+		free(me);
+		return rc;
+	}
+	claim_range(v, me);
+	pthread_mutex_unlock(&v->lock);
+	rc = io(v, IOENG_READ, buf, off, len);
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "reading (for the resync)", rc);
+	pthread_mutex_lock(&v->lock);
+	v->c.dr += len / 1024;
+	if (rc < 0) {
+		release_range(v, me);
+		leave(v);
+		free(me);
+	}
+	pthread_mutex_unlock(&v->lock);
+	return rc;
+}
+
+void volume_read_release(struct volume *v, uint64_t off, uint32_t len)
+{
+	struct inflight *i;
+
+	pthread_mutex_lock(&v->lock);
+	for (i = v->inflight; i; i = i->next)
+		if (i->off == off && i->len == len)
+			break;
+	if (i) {
+		release_range(v, i);
+		leave(v);
+		free(i);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Resync target: write blocks from the source and clear their bits. */
+int volume_rs_write(struct volume *v, uint64_t off, uint32_t len, const void *buf)
+{
+	struct inflight me = {off, len, NULL};
+	int rc;
+
+	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	if (rc < 0) {
+		pthread_mutex_unlock(&v->lock);
+		return rc;
+	}
+	claim_range(v, &me);
+	pthread_mutex_unlock(&v->lock);
+	rc = io(v, IOENG_WRITE, buf, off, len);
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "writing (resync)", rc);
+	pthread_mutex_lock(&v->lock);
+	if (rc == 0) {
+		v->c.dw += len / 1024;
+		bitmap_clear_range(v->bm, off / 4096, len / 4096);
+	}
+	release_range(v, &me);
+	leave(v);
+	pthread_mutex_unlock(&v->lock);
+	return rc;
 }

@@ -12,7 +12,7 @@ cleanup_hooks=""
 cleanup() {
 	for h in $cleanup_hooks; do $h || true; done
 	for l in $loops; do losetup -d "$l" 2>/dev/null || true; done
-	rm -rf "$tmp"
+	[ -n "${KEEP_TMP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
 
@@ -31,12 +31,16 @@ new_loop() {
 	echo "$l"
 }
 
+# Replication ports of this run: tests run in parallel, each with its own.
+port=$(( 20000 + ($$ % 10000) * 2 ))
+port2=$((port + 1))
+
 # write_conf FILE DISK META: a one-volume resource r0 for host alice
 write_conf() {
 	cat >"$1" <<CONF
 resource r0 {
-	on alice { device minor 0; disk $2; meta-disk $3; address 127.0.0.1:7789; }
-	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:7789; }
+	on alice { device minor 0; disk $2; meta-disk $3; address 127.0.0.1:$port; }
+	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:$port; }
 }
 CONF
 }

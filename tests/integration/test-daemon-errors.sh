@@ -38,9 +38,14 @@ assert '"ok":false' in lines[0] and "not a JSON object" in lines[0], lines
 assert "unknown command" in lines[1], lines
 PY
 echo "ok: garbage requests get error answers"
-[ "$(ctl cstate r0)" = "StandAlone" ] || fail "daemon not serving after garbage"
-expect 20 "needs replication" ctl connect r0
+[ "$(ctl cstate r0)" = "WFConnection" ] || fail "daemon not serving after garbage"
+ctl disconnect r0
+[ "$(ctl cstate r0)" = "StandAlone" ] || fail "disconnect: $(ctl cstate r0)"
+ctl connect r0
+[ "$(ctl cstate r0)" != "StandAlone" ] || sleep 0.3
+[ "$(ctl cstate r0)" = "WFConnection" ] || fail "connect: $(ctl cstate r0)"
 ctl down r0
+expect 10 "is down" ctl connect r0
 echo "ok: daemon still serving"
 
 # the event stream: the current state with --now, then one line per change

@@ -21,7 +21,7 @@ grep -q 'Need access to UpToDate data' "$tmp/err" || fail "primary refusal messa
 ctl primary --force r0 || fail "primary --force"
 [ "$(ctl role r0)" = "Primary/Unknown" ] || fail "role: $(ctl role r0)"
 [ "$(ctl dstate r0)" = "UpToDate/DUnknown" ] || fail "dstate while up: $(ctl dstate r0)"
-[ "$(ctl cstate r0)" = "StandAlone" ] || fail "cstate: $(ctl cstate r0)"
+[ "$(ctl cstate r0)" = "WFConnection" ] || fail "cstate: $(ctl cstate r0) (up connects: WFConnection while the peer is away)"
 ctl sh-status r0 | grep -qx '_role=Primary' || fail "sh-status"
 
 nbdinfo --json "$(nbd_uri)" >"$tmp/info" || fail "nbdinfo"

@@ -16,8 +16,8 @@ ctl up r0 || fail "up r0"
 # add r1 (its own minor and port), then SIGHUP
 cat >>"$tmp/t.conf" <<CONF
 resource r1 {
-	on alice { device minor 1; disk $tmp/b.img; meta-disk internal; address 127.0.0.1:7790; }
-	on bob { device minor 1; disk /dev/null; meta-disk internal; address 127.0.0.2:7790; }
+	on alice { device minor 1; disk $tmp/b.img; meta-disk internal; address 127.0.0.1:$port2; }
+	on bob { device minor 1; disk /dev/null; meta-disk internal; address 127.0.0.2:$port2; }
 }
 CONF
 adm create-md --force r1 >/dev/null
@@ -28,7 +28,7 @@ until ctl status r1 >/dev/null 2>&1; do
 	sleep 0.1
 done
 ctl up r1 || fail "up r1"
-[ "$(ctl cstate r0)" = "StandAlone" ] || fail "r0 disturbed by the reload"
+case $(ctl cstate r0) in WFConnection | StandAlone) ;; *) fail "r0 disturbed by the reload" ;; esac
 echo "ok: SIGHUP added r1; r0 kept running"
 
 # a broken configuration is refused by adjust, with its errors

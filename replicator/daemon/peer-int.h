@@ -1,0 +1,104 @@
+/*
+ * peer-int.h: private to the replication files of the daemon (peer.c,
+ * sync.c, repl.c): the connection of one resource to its peer.
+ */
+#ifndef TANDEM_PEER_INT_H
+#define TANDEM_PEER_INT_H
+
+#include "gi.h"
+#include "pktio.h"
+#include "tandemd.h"
+#include "wire.h"
+
+/* A write of this node waiting for the peer's leg (the transfer log). */
+struct peer_req {
+	uint64_t id;
+	uint64_t sector;
+	uint32_t size;
+	unsigned int vnr;
+	bool acked;           /* protocol B: RECV_ACK seen (C waits for WRITE_ACK) */
+	void (*done)(void *arg, int rc);
+	void *arg;
+	struct peer_req *next;
+};
+
+/* Per volume, what the handshake learnt and the resync in progress. */
+struct peer_vol {
+	struct volume *v;
+	struct wire_uuids puuids;  /* the peer's, as received */
+	struct wire_state pstate;
+	uint64_t psize;            /* the peer's backing size, sectors */
+	enum state_conn repl;      /* Connected, SyncSource or SyncTarget */
+	/* resync, target side */
+	uint64_t rs_pos;           /* next bit to look at */
+	uint64_t rs_inflight;      /* requests outstanding */
+	uint64_t rs_total;         /* bits at the start */
+	uint64_t rs_done;          /* bits written */
+	int64_t rs_start_ms;
+	bool rs_done_sent;
+};
+
+struct peer {
+	struct resource *r;
+	pthread_t thread;
+	int lfd;       /* listener on our address */
+	int wake[2];   /* peer_stop() wakes the thread */
+	bool stop;
+	bool exited;   /* the thread ended by itself (StandAlone) */
+
+	pthread_mutex_t lock; /* data, meta, tl, barrier, vols */
+	pthread_cond_t cond;
+	pthread_mutex_t send_lock; /* sends on data */
+	pthread_mutex_t meta_lock; /* sends on meta */
+	struct pktio *data, *meta;
+	uint64_t conn_id;
+	bool initiator; /* we opened the surviving attempt; the other node
+			 * holds the resolve-conflicts tie-breaker */
+	struct wire_agreed agreed;
+
+	/* configuration, read at start */
+	int connect_int_ms, ping_int_ms, ping_timeout_ms, timeout_ms, ko_count, sndbuf;
+	int protocol; /* WIRE_PROTO_* */
+	char alg[WIRE_ALG_MAX + 1];
+	char secret[132];
+	char me[WIRE_NAME_MAX + 1], peer_name[WIRE_NAME_MAX + 1];
+	bool discard_my_data;
+
+	/* the session (sync.c, repl.c) */
+	bool live;                 /* writes go to the peer */
+	struct peer_req *tl, *tl_tail;
+	uint64_t next_id;
+	uint32_t barrier_nr;       /* last barrier sent */
+	uint32_t barrier_acked;    /* last barrier acked */
+	int session_err;           /* first error of the session */
+	pthread_t meta_thread, rs_thread;
+	bool meta_running, rs_running;
+	struct peer_vol *pv;       /* r->n_vols */
+};
+
+/* peer.c */
+void peer_set_conn(struct peer *p, enum state_conn c, const char *why);
+void peer_sleep(struct peer *p, int ms);
+
+/* sync.c: the handshake and the resync */
+int peer_session(struct peer *p);
+int sync_handshake(struct peer *p);
+int sync_send_uuids(struct peer *p, unsigned int vi);
+int sync_on_rs_request(struct peer *p, const struct wire_pkt *pkt);
+int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt);
+void sync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt);
+int sync_start_resync_thread(struct peer *p);
+void sync_stop(struct peer *p);
+
+/* repl.c: replication while connected */
+int repl_receive(struct peer *p);          /* the data stream, until an error */
+int repl_start_meta(struct peer *p);
+void repl_stop_meta(struct peer *p);
+void repl_fail_all(struct peer *p, int rc); /* the link is gone */
+int peer_send(struct peer *p, const struct wire_pkt *pkt);
+int peer_send_meta(struct peer *p, const struct wire_pkt *pkt);
+void peer_fail(struct peer *p, int rc);    /* end the session */
+struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
+void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
+
+#endif

@@ -1,0 +1,716 @@
+/*
+ * repl: replication while connected (doc/wire-protocol.md §8, §10).
+ *
+ * On the node that writes (the Primary): every write goes to the local
+ * disk and, in parallel, as P_DATA to the peer; it completes when the
+ * local write is done and the peer's leg is too: protocol A once the
+ * packet is sent, B on P_RECV_ACK, C on P_WRITE_ACK. The writes waiting
+ * for the peer form the transfer log; when the link drops, their blocks
+ * are marked out of sync and they complete with the local result. A FLUSH
+ * also sends P_BARRIER and waits for P_BARRIER_ACK, which the peer sends
+ * after flushing its disk.
+ *
+ * On the peer: the data stream is applied in the order it arrives (so
+ * writes keep their order without epochs), each write going through the
+ * activity log; acks go back on the meta stream.
+ *
+ * The session thread (the resource's peer thread) receives the data
+ * stream through one table of handlers, one row per packet type; a meta
+ * thread receives the meta stream and keeps the connection alive
+ * (ping-int, ping-timeout).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "peer-int.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->r->n_vols; i++)
+		if (p->pv[i].v->vnr == vnr)
+			return &p->pv[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+void peer_fail(struct peer *p, int rc)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!p->session_err)
+		p->session_err = rc ? rc : -ECONNRESET;
+	if (p->data)
+		pktio_shutdown(p->data);
+	if (p->meta)
+		pktio_shutdown(p->meta);
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+int peer_send(struct peer *p, const struct wire_pkt *pkt)
+{
+	int rc, tries = p->ko_count > 0 ? p->ko_count : 1;
+
+	pthread_mutex_lock(&p->send_lock);
+	do /* each timeout costs one of ko-count (DRBD's ko counter) */
+		rc = p->data ? pktio_send(p->data, pkt, p->timeout_ms) : -ENOTCONN;
+	while (rc == -ETIMEDOUT && --tries > 0);
+	pthread_mutex_unlock(&p->send_lock);
+	if (rc < 0)
+		peer_fail(p, rc);
+	return rc;
+}
+
+int peer_send_meta(struct peer *p, const struct wire_pkt *pkt)
+{
+	int rc;
+
+	pthread_mutex_lock(&p->meta_lock);
+	rc = p->meta ? pktio_send(p->meta, pkt, p->timeout_ms) : -ENOTCONN;
+	pthread_mutex_unlock(&p->meta_lock);
+	if (rc < 0)
+		peer_fail(p, rc);
+	return rc;
+}
+
+void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi)
+{
+	struct state s = resource_state(p->r);
+	struct volume *v = &p->r->vols[vi];
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->type = WIRE_P_STATE;
+	pkt->volume = (uint16_t)v->vnr;
+	pkt->u.state.role = (uint8_t)s.role;
+	pkt->u.state.peer = (uint8_t)s.peer;
+	pkt->u.state.disk = (uint8_t)v->disk;
+	pkt->u.state.pdsk = (uint8_t)s.pdsk;
+	pkt->u.state.conn = (uint8_t)(p->pv ? p->pv[vi].repl : s.conn);
+}
+
+int peer_send_state(struct peer *p, unsigned int vi)
+{
+	struct wire_pkt pkt;
+
+	peer_fill_state(p, &pkt, vi);
+	return peer_send(p, &pkt);
+}
+
+/* Main loop or any thread: tell the peer about a role or disk change. */
+void peer_state_changed(struct resource *r)
+{
+	struct peer *p = r->peer;
+	unsigned int i;
+
+	if (!p || !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < r->n_vols; i++)
+		peer_send_state(p, i);
+}
+
+/* ---------------------------------------------------------------- the transfer log */
+
+static void tl_add(struct peer *p, struct peer_req *q)
+{
+	q->next = NULL;
+	if (p->tl_tail)
+		p->tl_tail->next = q;
+	else
+		p->tl = q;
+	p->tl_tail = q;
+}
+
+/* Take the request with this id out of the transfer log (lock held). */
+static struct peer_req *tl_take(struct peer *p, uint64_t id)
+{
+	struct peer_req **pp, *prev = NULL;
+
+	for (pp = &p->tl; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct peer_req *q = *pp;
+
+		if (q->id != id)
+			continue;
+		*pp = q->next;
+		if (p->tl_tail == q)
+			p->tl_tail = prev;
+		return q;
+	}
+	return NULL;
+}
+
+/* The link is gone: every write waiting for the peer is out of sync. */
+void repl_fail_all(struct peer *p, int rc)
+{
+	struct peer_req *q, *next;
+
+	pthread_mutex_lock(&p->lock);
+	q = p->tl;
+	p->tl = p->tl_tail = NULL;
+	__atomic_store_n(&p->live, false, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (; q; q = next) {
+		struct peer_vol *pv = peer_vol_of(p, (uint16_t)q->vnr);
+
+		next = q->next;
+		if (pv)
+			volume_mark_oos(pv->v, q->sector * 512, q->size);
+		q->done(q->arg, rc < 0 ? rc : -ECONNRESET);
+		free(q);
+	}
+}
+
+bool peer_live(struct resource *r)
+{
+	return r->peer && __atomic_load_n(&r->peer->live, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Send a write (P_DATA, or P_TRIM / P_WRITE_ZEROES without buf) to the
+ * peer. 1: done(arg, rc) is called once the peer's leg completes (rc < 0:
+ * it failed and the blocks were marked out of sync); 0: not connected
+ * (the caller marked the blocks already); negative errno: not sent.
+ */
+int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
+		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg)
+{
+	struct peer *p = r->peer;
+	struct peer_req *q;
+	struct wire_pkt pkt;
+	int rc;
+
+	if (!peer_live(r))
+		return 0;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->sector = off / 512;
+	q->size = len;
+	q->vnr = v->vnr;
+	q->done = done;
+	q->arg = arg;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = type;
+	pkt.volume = (uint16_t)v->vnr;
+	if (p->protocol == WIRE_PROTO_B)
+		dp_flags |= WIRE_DP_SEND_RECV_ACK;
+	else if (p->protocol == WIRE_PROTO_C)
+		dp_flags |= WIRE_DP_SEND_WRITE_ACK;
+	pthread_mutex_lock(&p->lock);
+	if (!p->live) {
+		pthread_mutex_unlock(&p->lock);
+		free(q);
+		return 0;
+	}
+	q->id = ++p->next_id;
+	if (p->protocol != WIRE_PROTO_A)
+		tl_add(p, q);
+	pthread_mutex_unlock(&p->lock);
+	if (type == WIRE_P_DATA) {
+		pkt.u.data = (struct wire_data){q->sector, q->id, 0, dp_flags};
+		pkt.data = buf;
+		pkt.data_len = len;
+	} else {
+		pkt.u.zeroes = (struct wire_zeroes){q->sector, q->id, 0, dp_flags, len};
+	}
+	rc = peer_send(p, &pkt);
+	if (rc == 0)
+		__atomic_add_fetch(&v->c.ns, len / 1024, __ATOMIC_RELAXED);
+	if (p->protocol == WIRE_PROTO_A) {
+		/* done once handed to the socket */
+		if (rc < 0)
+			volume_mark_oos(v, off, len);
+		done(arg, rc);
+		free(q);
+		return 1;
+	}
+	/* a failed send ends the session, whose teardown fails the request */
+	return 1;
+}
+
+/* FLUSH: a barrier round trip, after which every write acknowledged
+ * before it is on the peer's stable storage. 0 if not connected. */
+int peer_flush(struct resource *r)
+{
+	struct peer *p = r->peer;
+	struct wire_pkt pkt;
+	uint32_t nr;
+	int rc = 0;
+
+	if (!peer_live(r))
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	nr = ++p->barrier_nr;
+	pthread_mutex_unlock(&p->lock);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_BARRIER;
+	pkt.volume = WIRE_VOL_NONE;
+	pkt.u.barrier.barrier = nr;
+	if (peer_send(p, &pkt) < 0)
+		return 0; /* the link failed: the writes are marked out of sync */
+	pthread_mutex_lock(&p->lock);
+	while (p->live && (int32_t)(p->barrier_acked - nr) < 0)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the data stream */
+
+static int ack(struct peer *p, uint16_t type, const struct wire_pkt *in, uint32_t size)
+{
+	struct wire_pkt a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.volume = in->volume;
+	a.u.ack = (struct wire_ack){in->u.data.sector, in->u.data.id, size, in->u.data.seq};
+	return peer_send_meta(p, &a);
+}
+
+static int on_data(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	const struct wire_data *w = &pkt->u.data;
+	int rc;
+
+	if (!pv || (uint64_t)w->sector * 512 + pkt->data_len > pv->v->size_sect * 512)
+		return -EPROTO;
+	if (w->dp_flags & WIRE_DP_SEND_RECV_ACK) {
+		rc = ack(p, WIRE_P_RECV_ACK, pkt, pkt->data_len);
+		if (rc < 0)
+			return rc;
+	}
+	__atomic_add_fetch(&pv->v->c.nr, pkt->data_len / 1024, __ATOMIC_RELAXED);
+	rc = volume_peer_write(pv->v, w->sector * 512, pkt->data_len, pkt->data,
+			       w->dp_flags & WIRE_DP_FUA);
+	if (rc < 0)
+		return ack(p, WIRE_P_NEG_ACK, pkt, pkt->data_len);
+	if (w->dp_flags & WIRE_DP_SEND_WRITE_ACK)
+		return ack(p, WIRE_P_WRITE_ACK, pkt, pkt->data_len);
+	return 0;
+}
+
+static int on_zeroes(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	const struct wire_zeroes *z = &pkt->u.zeroes;
+	struct wire_pkt a;
+	int rc;
+
+	if (!pv || z->sector * 512 + z->size > pv->v->size_sect * 512)
+		return -EPROTO;
+	rc = volume_peer_trim(pv->v, z->sector * 512, z->size, pkt->type == WIRE_P_WRITE_ZEROES);
+	memset(&a, 0, sizeof(a));
+	a.type = rc < 0 ? WIRE_P_NEG_ACK
+			: (z->dp_flags & WIRE_DP_SEND_RECV_ACK) ? WIRE_P_RECV_ACK : WIRE_P_WRITE_ACK;
+	a.volume = pkt->volume;
+	a.u.ack = (struct wire_ack){z->sector, z->id, z->size, z->seq};
+	if (!(z->dp_flags & (WIRE_DP_SEND_RECV_ACK | WIRE_DP_SEND_WRITE_ACK)) && rc == 0)
+		return 0;
+	return peer_send_meta(p, &a);
+}
+
+/* Every write before the barrier was applied (in order): flush, ack. */
+static int on_barrier(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct wire_pkt a;
+	unsigned int i;
+
+	for (i = 0; i < p->r->n_vols; i++)
+		volume_flush(&p->r->vols[i]);
+	memset(&a, 0, sizeof(a));
+	a.type = WIRE_P_BARRIER_ACK;
+	a.volume = WIRE_VOL_NONE;
+	a.u.barrier = (struct wire_barrier){pkt->u.barrier.barrier, 0};
+	return peer_send_meta(p, &a);
+}
+
+static int on_state(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	struct state s;
+
+	if (!pv)
+		return -EPROTO;
+	pv->pstate = pkt->u.state;
+	s = resource_state(p->r);
+	if (s.peer != pkt->u.state.role || s.pdsk != pkt->u.state.disk)
+		resource_set_conn(p->r, s.conn, (enum state_role)pkt->u.state.role,
+				  (enum state_disk)pkt->u.state.disk, NULL);
+	if (pv->repl == CONN_SYNCSOURCE && pkt->u.state.disk == DISK_UPTODATE) {
+		/* the target finished: its bits are ours to clear */
+		struct volume *v = pv->v;
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		gi_end_sync_source(&g);
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		bitmap_clear_all(v->bm);
+		volume_sync_sb(v);
+		volume_writeback_bitmap_locked(v);
+		pthread_mutex_unlock(&v->lock);
+		pv->repl = CONN_CONNECTED;
+		log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (as SyncSource)", v->vnr);
+		resource_sync_done(p->r, v);
+	}
+	return 0;
+}
+
+static int on_uuids(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+
+	if (!pv)
+		return -EPROTO;
+	pv->puuids = pkt->u.uuids;
+	return 0;
+}
+
+static int on_oos(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+
+	if (!pv)
+		return -EPROTO;
+	volume_mark_oos(pv->v, pkt->u.oos.sector * 512, pkt->u.oos.size);
+	return 0;
+}
+
+/* One row per packet type that may arrive on the data stream once the
+ * handshake is over; any other is a protocol error. */
+static const struct {
+	uint16_t type;
+	int (*fn)(struct peer *p, const struct wire_pkt *pkt);
+} data_handlers[] = {
+	{WIRE_P_DATA, on_data},
+	{WIRE_P_TRIM, on_zeroes},
+	{WIRE_P_WRITE_ZEROES, on_zeroes},
+	{WIRE_P_BARRIER, on_barrier},
+	{WIRE_P_STATE, on_state},
+	{WIRE_P_UUIDS, on_uuids},
+	{WIRE_P_OUT_OF_SYNC, on_oos},
+	{WIRE_P_RS_DATA_REQUEST, sync_on_rs_request},
+	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply},
+};
+
+int repl_receive(struct peer *p)
+{
+	char why[WIRE_REASON_MAX];
+	struct wire_pkt pkt;
+	size_t i;
+	int rc;
+
+	for (;;) {
+		rc = pktio_recv(p->data, -1, &pkt, why, sizeof(why));
+		if (rc < 0) {
+			if (rc == -EPROTO || rc == -EBADMSG || rc == -E2BIG)
+				log_res(LOG_ERR, p->r->name, "protocol error: %s", why);
+			return rc;
+		}
+		for (i = 0; i < sizeof(data_handlers) / sizeof(data_handlers[0]); i++)
+			if (data_handlers[i].type == pkt.type)
+				break;
+		if (i == sizeof(data_handlers) / sizeof(data_handlers[0])) {
+			log_res(LOG_ERR, p->r->name, "protocol error: unexpected %s on the data stream",
+				wire_type_name(pkt.type));
+			return -EPROTO;
+		}
+		rc = data_handlers[i].fn(p, &pkt);
+		if (rc < 0) {
+			if (rc == -EPROTO)
+				log_res(LOG_ERR, p->r->name, "protocol error: bad %s (volume %u)",
+					wire_type_name(pkt.type), pkt.volume);
+			return rc;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- the meta stream */
+
+static void on_ack(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_req *q;
+	int rc = pkt->type == WIRE_P_NEG_ACK ? -EIO : 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (pkt->type == WIRE_P_RECV_ACK) {
+		/* protocol B: the peer has it; C would wait for the write */
+		q = p->protocol == WIRE_PROTO_B ? tl_take(p, pkt->u.ack.id) : NULL;
+	} else {
+		q = tl_take(p, pkt->u.ack.id);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!q)
+		return;
+	if (rc < 0) {
+		struct peer_vol *pv = peer_vol_of(p, (uint16_t)q->vnr);
+
+		if (pv)
+			volume_mark_oos(pv->v, q->sector * 512, q->size);
+	}
+	q->done(q->arg, rc);
+	free(q);
+}
+
+static void *meta_thread(void *arg)
+{
+	struct peer *p = arg;
+	char why[WIRE_REASON_MAX];
+	struct wire_pkt pkt;
+	int64_t ping_sent = 0;
+	int rc;
+
+	for (;;) {
+		int tmo = ping_sent ? p->ping_timeout_ms : p->ping_int_ms;
+
+		rc = pktio_recv(p->meta, tmo, &pkt, why, sizeof(why));
+		if (rc == -ETIMEDOUT && !ping_sent) {
+			struct wire_pkt ping = {.type = WIRE_P_PING, .volume = WIRE_VOL_NONE};
+
+			ping_sent = now_ms();
+			if (peer_send_meta(p, &ping) < 0)
+				break;
+			continue;
+		}
+		if (rc < 0) {
+			if (rc == -ETIMEDOUT)
+				log_res(LOG_WARNING, p->r->name,
+					"PingAck did not arrive in time (ping-timeout %d ms)",
+					p->ping_timeout_ms);
+			else if (rc == -EPROTO || rc == -EBADMSG || rc == -E2BIG)
+				log_res(LOG_ERR, p->r->name, "protocol error on the meta stream: %s",
+					why);
+			peer_fail(p, rc);
+			break;
+		}
+		ping_sent = 0; /* anything from the peer shows it is alive */
+		switch (pkt.type) {
+		case WIRE_P_PING: {
+			struct wire_pkt a = {.type = WIRE_P_PING_ACK, .volume = WIRE_VOL_NONE};
+
+			peer_send_meta(p, &a);
+			break;
+		}
+		case WIRE_P_PING_ACK:
+			break;
+		case WIRE_P_RECV_ACK:
+		case WIRE_P_WRITE_ACK:
+		case WIRE_P_NEG_ACK:
+			on_ack(p, &pkt);
+			break;
+		case WIRE_P_RS_WRITE_ACK:
+		case WIRE_P_NEG_RS_DREPLY:
+			sync_on_rs_ack(p, &pkt);
+			break;
+		case WIRE_P_BARRIER_ACK:
+			pthread_mutex_lock(&p->lock);
+			if ((int32_t)(pkt.u.barrier.barrier - p->barrier_acked) > 0)
+				p->barrier_acked = pkt.u.barrier.barrier;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			break;
+		default:
+			break; /* meta packets of features not implemented yet */
+		}
+	}
+	return NULL;
+}
+
+int repl_start_meta(struct peer *p)
+{
+	if (pthread_create(&p->meta_thread, NULL, meta_thread, p) != 0)
+		return -EAGAIN;
+	p->meta_running = true;
+	return 0;
+}
+
+void repl_stop_meta(struct peer *p)
+{
+	if (p->meta_running) {
+		pthread_join(p->meta_thread, NULL);
+		p->meta_running = false;
+	}
+}
+
+/* ---------------------------------------------------------------- the session */
+
+static enum state_conn overall(const struct peer *p)
+{
+	enum state_conn c = CONN_CONNECTED;
+	unsigned int i;
+
+	for (i = 0; i < p->r->n_vols; i++)
+		if (p->pv[i].repl > c)
+			c = p->pv[i].repl;
+	return c;
+}
+
+/* A resync of v ended (sync.c): the connection state follows. */
+void resource_sync_done(struct resource *r, struct volume *v)
+{
+	struct peer *p = r->peer;
+	struct state s = resource_state(r);
+	enum state_disk pdsk = s.pdsk;
+
+	if (!p)
+		return;
+	if (overall(p) == CONN_CONNECTED)
+		pdsk = DISK_UPTODATE;
+	resource_set_conn(r, overall(p), s.peer, pdsk, "resync finished");
+	resource_disk_changed(r);
+}
+
+int peer_session(struct peer *p)
+{
+	struct resource *r = p->r;
+	unsigned int i;
+	int rc;
+
+	p->pv = calloc(r->n_vols, sizeof(*p->pv));
+	if (!p->pv)
+		return -ENOMEM;
+	for (i = 0; i < r->n_vols; i++)
+		p->pv[i].v = &r->vols[i];
+	p->session_err = 0;
+	p->barrier_nr = p->barrier_acked = 0;
+	resource_freeze(r, true); /* writes wait until the bitmaps are exchanged */
+	rc = sync_handshake(p);
+	if (rc == 0) {
+		struct state s = resource_state(r);
+
+		__atomic_store_n(&p->live, true, __ATOMIC_RELEASE);
+		resource_freeze(r, false);
+		resource_set_conn(r, overall(p), (enum state_role)p->pv[0].pstate.role,
+				  overall(p) == CONN_SYNCSOURCE ? DISK_INCONSISTENT
+				  : overall(p) == CONN_SYNCTARGET
+					  ? (enum state_disk)p->pv[0].pstate.disk
+					  : (enum state_disk)p->pv[0].pstate.disk,
+				  NULL);
+		(void)s;
+		resource_disk_changed(r);
+		rc = repl_start_meta(p);
+		if (rc == 0)
+			rc = sync_start_resync_thread(p);
+		if (rc == 0)
+			rc = repl_receive(p);
+	} else {
+		resource_freeze(r, false);
+	}
+	peer_fail(p, rc);
+	sync_stop(p);
+	repl_stop_meta(p);
+	repl_fail_all(p, rc);
+	pthread_mutex_lock(&p->lock);
+	free(p->pv);
+	p->pv = NULL;
+	pthread_mutex_unlock(&p->lock);
+	resource_lost_peer(r);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- synchronous submit */
+
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	int rc;
+};
+
+static void waiter_done(void *arg, int rc)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	w->rc = rc;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* TRIM / WRITE_ZEROES to the peer, waiting for its leg. 0 if not live. */
+int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len)
+{
+	struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+	int rc = peer_submit(r, v, zero ? WIRE_P_WRITE_ZEROES : WIRE_P_TRIM, off, len, NULL, 0,
+			     waiter_done, &w);
+
+	if (rc <= 0)
+		return rc;
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	return 0; /* a failed peer leg marked the blocks out of sync */
+}
+
+/* Run the handshake again (after primary --force or invalidate): the new
+ * UUIDs and disk states decide a resync, as at connect. */
+void peer_renegotiate(struct resource *r)
+{
+	if (r->peer && peer_live(r)) {
+		log_res(LOG_NOTICE, r->name, "renegotiating with the peer: the UUIDs changed");
+		peer_fail(r->peer, -ERESTART);
+	}
+}
+
+/* ---------------------------------------------------------------- status */
+
+/* Add the volume's replication state and, while it resyncs, the progress
+ * (as /proc/drbd shows it) to a status object. Main loop. */
+void peer_status(struct resource *r, unsigned int vi, json_object *jv)
+{
+	struct peer *p = r->peer;
+	struct peer_vol *pv;
+	json_object *js;
+	uint64_t total, left, done;
+	int64_t ms;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (!p->pv || vi >= r->n_vols) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	pv = &p->pv[vi];
+	json_object_object_add(jv, "replication", json_object_new_string(state_conn_name(pv->repl)));
+	if (pv->repl == CONN_SYNCSOURCE || pv->repl == CONN_SYNCTARGET) {
+		pthread_mutex_lock(&pv->v->lock);
+		left = pv->v->bm ? bitmap_weight(pv->v->bm) : 0;
+		pthread_mutex_unlock(&pv->v->lock);
+		total = pv->rs_total > left ? pv->rs_total : left;
+		done = total - left;
+		ms = now_ms() - pv->rs_start_ms;
+		js = json_object_new_object();
+		json_object_object_add(js, "total_kib", json_object_new_uint64(total * 4));
+		json_object_object_add(js, "left_kib", json_object_new_uint64(left * 4));
+		json_object_object_add(js, "percent",
+				       json_object_new_double(total ? 100.0 * (double)done / (double)total
+								    : 100.0));
+		json_object_object_add(js, "speed_kib_s",
+				       json_object_new_uint64(ms > 0 ? done * 4 * 1000 / (uint64_t)ms : 0));
+		json_object_object_add(js, "eta_s",
+				       json_object_new_uint64(done && ms > 0 ? left * (uint64_t)ms / done / 1000
+									      : 0));
+		json_object_object_add(jv, "sync", js);
+	}
+	pthread_mutex_unlock(&p->lock);
+}

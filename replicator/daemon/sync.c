@@ -1,0 +1,747 @@
+/*
+ * sync: the handshake of a new connection (doc/wire-protocol.md §6) and
+ * the resync that may follow (§9.1).
+ *
+ * Both nodes send P_PROTOCOL and, per volume, P_SYNC_PARAM, P_SIZES,
+ * P_UUIDS and P_STATE, then decide each volume on their own with
+ * uuidcmp_handshake() (ref/drbd-semantics.md §5): no sync, SyncSource,
+ * SyncTarget, or a refusal (StandAlone). A resync exchanges the bitmaps
+ * (the source first; both merge with OR), moves the UUIDs, and the target
+ * then requests the marked blocks in bitmap order at the rate the
+ * controller allows (rsctl). At the end the target's UUIDs and disk state
+ * follow the source's.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bmx.h"
+#include "log.h"
+#include "peer-int.h"
+#include "rsctl.h"
+#include "uuidcmp.h"
+
+#define RS_REQ_BITS 32u /* blocks per resync request: 128 KiB */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL;
+	return v;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static enum sbpolicy asb(struct peer *p, const char *opt, enum sbpolicy_slot slot, char *node)
+{
+	const char *t = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, opt);
+	enum sbpolicy v = SBPOLICY_DISCONNECT;
+
+	if (t)
+		sbpolicy_parse(slot, t, &v, node, SBPOLICY_NODE_MAX);
+	return v;
+}
+
+static void conf_asb(struct peer *p, struct sbpolicy_conf *c)
+{
+	sbpolicy_conf_init(c);
+	c->after_sb_0pri = asb(p, "after-sb-0pri", SBPOLICY_0PRI, c->node);
+	c->after_sb_1pri = asb(p, "after-sb-1pri", SBPOLICY_1PRI, NULL);
+	c->after_sb_2pri = asb(p, "after-sb-2pri", SBPOLICY_2PRI, NULL);
+}
+
+static int send_protocol(struct peer *p)
+{
+	struct wire_pkt pkt = {.type = WIRE_P_PROTOCOL, .volume = WIRE_VOL_NONE};
+	struct wire_protocol *w = &pkt.u.protocol;
+	struct sbpolicy_conf c;
+
+	conf_asb(p, &c);
+	w->protocol = (uint8_t)p->protocol;
+	w->after_sb_0pri = (uint8_t)sbpolicy_localize(c.after_sb_0pri, c.node, p->me);
+	w->after_sb_1pri = (uint8_t)c.after_sb_1pri;
+	w->after_sb_2pri = (uint8_t)c.after_sb_2pri;
+	if (conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "allow-two-primaries"))
+		w->flags |= WIRE_PF_TWO_PRIMARIES;
+	if (p->discard_my_data)
+		w->flags |= WIRE_PF_DISCARD_MY_DATA;
+	if (conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "always-asbp"))
+		w->flags |= WIRE_PF_ALWAYS_ASBP;
+	return peer_send(p, &pkt);
+}
+
+static uint64_t uuid_flags(struct peer *p, struct volume *v)
+{
+	uint64_t f = 0;
+
+	if (p->discard_my_data)
+		f |= WIRE_UF_DISCARD_MY_DATA;
+	if (v->sb.flags & MDF_CRASHED_PRIMARY)
+		f |= WIRE_UF_CRASHED_PRIMARY;
+	if (v->disk <= DISK_INCONSISTENT)
+		f |= WIRE_UF_INCONSISTENT;
+	return f;
+}
+
+int sync_send_uuids(struct peer *p, unsigned int vi)
+{
+	struct volume *v = &p->r->vols[vi];
+	struct wire_pkt pkt = {.type = WIRE_P_UUIDS, .volume = (uint16_t)v->vnr};
+
+	pthread_mutex_lock(&v->lock);
+	memcpy(pkt.u.uuids.uuid, v->sb.uuid, sizeof(pkt.u.uuids.uuid));
+	pkt.u.uuids.weight = v->bm ? bitmap_weight(v->bm) : 0;
+	pkt.u.uuids.flags = uuid_flags(p, v);
+	pthread_mutex_unlock(&v->lock);
+	return peer_send(p, &pkt);
+}
+
+static int send_volume(struct peer *p, unsigned int vi)
+{
+	struct volume *v = &p->r->vols[vi];
+	const struct conf *c = p->r->d->conf;
+	struct wire_pkt pkt = {.type = WIRE_P_SYNC_PARAM, .volume = (uint16_t)v->vnr};
+	struct wire_sync_param *sp = &pkt.u.sync_param;
+	int rc;
+
+	sp->resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
+	sp->c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
+	sp->c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
+	sp->c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
+	sp->c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
+	sp->c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
+	rc = peer_send(p, &pkt);
+	if (rc < 0)
+		return rc;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_SIZES;
+	pkt.volume = (uint16_t)v->vnr;
+	pkt.u.sizes.d_size = md_layout(v->md)->max_data_sect;
+	pkt.u.sizes.u_size = conf_res_num(c, p->r->cr, CONF_SECT_DISK, "size");
+	pkt.u.sizes.c_size = v->size_sect;
+	pkt.u.sizes.max_req = WIRE_MAX_DATA;
+	rc = peer_send(p, &pkt);
+	if (rc == 0)
+		rc = sync_send_uuids(p, vi);
+	if (rc < 0)
+		return rc;
+	memset(&pkt, 0, sizeof(pkt));
+	peer_fill_state(p, &pkt, vi);
+	return peer_send(p, &pkt);
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static int expect(struct peer *p, uint16_t type, uint16_t vol, struct wire_pkt *pkt)
+{
+	char why[WIRE_REASON_MAX];
+	int rc = pktio_recv(p->data, p->ping_timeout_ms * 4 + p->timeout_ms, pkt, why,
+			    sizeof(why));
+
+	if (rc < 0) {
+		if (rc == -EPROTO || rc == -EBADMSG || rc == -E2BIG)
+			log_res(LOG_ERR, p->r->name, "protocol error: %s", why);
+		return rc;
+	}
+	if (pkt->type != type || (vol != WIRE_VOL_NONE && pkt->volume != vol)) {
+		log_res(LOG_ERR, p->r->name, "protocol error: expected %s for volume %u, got %s",
+			wire_type_name(type), vol, wire_type_name(pkt->type));
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The peer's settings must fit ours (§7.4); -EACCES: StandAlone. */
+static int check_protocol(struct peer *p, const struct wire_protocol *w)
+{
+	struct sbpolicy_conf c;
+	bool two = conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "allow-two-primaries");
+
+	conf_asb(p, &c);
+	if (w->protocol != p->protocol) {
+		log_res(LOG_ERR, p->r->name,
+			"incompatible communication protocols: we use %c, the peer %c; set the "
+			"same 'protocol' on both nodes",
+			'A' + p->protocol - 1, 'A' + w->protocol - 1);
+		return -EACCES;
+	}
+	if (sbpolicy_mirror((enum sbpolicy)w->after_sb_0pri) !=
+		    sbpolicy_localize(c.after_sb_0pri, c.node, p->me) ||
+	    w->after_sb_1pri != c.after_sb_1pri || w->after_sb_2pri != c.after_sb_2pri) {
+		log_res(LOG_ERR, p->r->name,
+			"incompatible after-sb policies (after-sb-0pri/1pri/2pri differ from the "
+			"peer's); configure the same on both nodes");
+		return -EACCES;
+	}
+	if (!!(w->flags & WIRE_PF_TWO_PRIMARIES) != two) {
+		log_res(LOG_ERR, p->r->name,
+			"incompatible setting of allow-two-primaries; configure the same on both "
+			"nodes");
+		return -EACCES;
+	}
+	if ((w->flags & WIRE_PF_DISCARD_MY_DATA) && p->discard_my_data) {
+		log_res(LOG_ERR, p->r->name,
+			"both nodes asked for discard-my-data; connect only the node whose data "
+			"is to be discarded with --discard-my-data");
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- decision */
+
+static void side_of(struct peer *p, struct volume *v, struct uuidcmp_side *s)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s->uuids.uuid, v->sb.uuid, sizeof(s->uuids.uuid));
+	s->bits = bitmap_weight(v->bm);
+	s->discard_my_data = p->discard_my_data;
+	s->crashed_primary = v->sb.flags & MDF_CRASHED_PRIMARY;
+	s->inconsistent = v->disk <= DISK_INCONSISTENT;
+	s->primary = resource_state(p->r).role == ROLE_PRIMARY;
+}
+
+static void peer_side_of(const struct peer_vol *pv, struct uuidcmp_side *s)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s->uuids.uuid, pv->puuids.uuid, sizeof(s->uuids.uuid));
+	s->bits = pv->puuids.weight;
+	s->discard_my_data = pv->puuids.flags & WIRE_UF_DISCARD_MY_DATA;
+	s->crashed_primary = pv->puuids.flags & WIRE_UF_CRASHED_PRIMARY;
+	s->inconsistent = pv->puuids.flags & WIRE_UF_INCONSISTENT;
+	s->primary = pv->pstate.role == ROLE_PRIMARY;
+}
+
+static void run_handlers(struct peer *p, unsigned int h, unsigned int vnr)
+{
+	unsigned int bit;
+
+	for (bit = 1; bit <= UUIDCMP_H_PRI_LOST; bit <<= 1)
+		if (h & bit)
+			handler_run(p->r, uuidcmp_handler_name(bit), (int)vnr, NULL, NULL);
+}
+
+static void log_lines(struct peer *p, int prio, const char *text)
+{
+	const char *s = text, *e;
+
+	while (*s) {
+		e = strchr(s, '\n');
+		if (!e)
+			e = s + strlen(s);
+		log_res(prio, p->r->name, "%.*s", (int)(e - s), s);
+		s = *e ? e + 1 : e;
+	}
+}
+
+static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
+{
+	struct peer_vol *pv = &p->pv[vi];
+	struct volume *v = pv->v;
+	struct uuidcmp_input in;
+	const char *rr;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	pthread_mutex_lock(&v->lock);
+	side_of(p, v, &in.self);
+	pthread_mutex_unlock(&v->lock);
+	peer_side_of(pv, &in.peer);
+	in.disk = v->disk;
+	in.pdsk = (enum state_disk)pv->pstate.disk;
+	in.resolve_conflicts = !p->initiator;
+	conf_asb(p, &in.asb);
+	in.always_asbp = conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "always-asbp");
+	rr = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, "rr-conflict");
+	in.rr_conflict = SBPOLICY_DISCONNECT;
+	if (rr)
+		sbpolicy_parse_rr_conflict(rr, &in.rr_conflict);
+	in.can_demote = false;
+	in.self_name = p->me;
+	in.peer_name = p->peer_name;
+	in.resource = p->r->name;
+	rc = uuidcmp_handshake(&in, d);
+	if (rc < 0)
+		return rc;
+	log_lines(p, d->outcome == UUIDCMP_DROP ? LOG_ERR : LOG_INFO, d->log);
+	if (d->cmp.fix_self) {
+		pthread_mutex_lock(&v->lock);
+		memcpy(v->sb.uuid, d->cmp.self_gi.uuid, sizeof(v->sb.uuid));
+		volume_sync_sb(v);
+		pthread_mutex_unlock(&v->lock);
+	}
+	if (d->cmp.fix_peer)
+		memcpy(pv->puuids.uuid, d->cmp.peer_gi.uuid, sizeof(pv->puuids.uuid));
+	run_handlers(p, d->handlers, v->vnr);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- bitmaps */
+
+static int send_bitmap(struct peer *p, struct volume *v)
+{
+	uint8_t *buf = malloc(WIRE_BM_MAX_CHUNK);
+	struct bmx_enc *enc = NULL;
+	struct wire_pkt pkt;
+	enum bmx_kind kind;
+	size_t len;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = bmx_enc_new(v->bm,
+			 conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "use-rle"), &enc);
+	while (rc == 0) {
+		/* new writes wait while the volume is frozen for the handshake;
+		 * the lock keeps out those already past that point */
+		pthread_mutex_lock(&v->lock);
+		rc = bmx_enc_next(enc, buf, WIRE_BM_MAX_CHUNK, &len, &kind);
+		pthread_mutex_unlock(&v->lock);
+		if (rc <= 0)
+			break;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = kind == BMX_PLAIN ? WIRE_P_BITMAP : WIRE_P_COMPRESSED_BITMAP;
+		pkt.volume = (uint16_t)v->vnr;
+		pkt.data = buf;
+		pkt.data_len = (uint32_t)len;
+		rc = peer_send(p, &pkt);
+	}
+	bmx_enc_free(enc);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_BITMAP_DONE;
+	pkt.volume = (uint16_t)v->vnr;
+	pkt.u.bitmap_done.bits = bitmap_bits(v->bm);
+	pkt.u.bitmap_done.weight = bitmap_weight(v->bm);
+	return peer_send(p, &pkt);
+}
+
+static int recv_bitmap(struct peer *p, struct volume *v)
+{
+	char why[WIRE_REASON_MAX];
+	struct wire_pkt pkt;
+	uint64_t pos = 0;
+	int rc;
+
+	for (;;) {
+		rc = pktio_recv(p->data, p->timeout_ms * 4, &pkt, why, sizeof(why));
+		if (rc < 0)
+			return rc;
+		if (pkt.volume != v->vnr)
+			return -EPROTO;
+		if (pkt.type == WIRE_P_BITMAP_DONE)
+			break;
+		if (pkt.type != WIRE_P_BITMAP && pkt.type != WIRE_P_COMPRESSED_BITMAP) {
+			log_res(LOG_ERR, p->r->name, "protocol error: %s during the bitmap exchange",
+				wire_type_name(pkt.type));
+			return -EPROTO;
+		}
+		pthread_mutex_lock(&v->lock);
+		rc = bmx_dec_apply(v->bm, &pos,
+				   pkt.type == WIRE_P_BITMAP ? BMX_PLAIN : BMX_RLE, pkt.data,
+				   pkt.data_len);
+		pthread_mutex_unlock(&v->lock);
+		if (rc < 0) {
+			log_res(LOG_ERR, p->r->name, "protocol error: bad bitmap chunk: %s",
+				strerror(-rc));
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the handshake */
+
+static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
+{
+	struct peer_vol *pv = &p->pv[vi];
+	struct volume *v = pv->v;
+	struct wire_pkt pkt;
+	struct gi g;
+	int rc;
+
+	if (full) {
+		pthread_mutex_lock(&v->lock);
+		bitmap_set_all(v->bm);
+		pthread_mutex_unlock(&v->lock);
+	}
+	if (source) {
+		rc = send_bitmap(p, v);
+		if (rc == 0)
+			rc = recv_bitmap(p, v);
+	} else {
+		rc = recv_bitmap(p, v);
+		if (rc == 0)
+			rc = send_bitmap(p, v);
+	}
+	if (rc < 0)
+		return rc;
+	if (source) {
+		if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "before-resync-source"))
+			handler_run(p->r, "before-resync-source", (int)v->vnr, NULL, NULL);
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = WIRE_P_SYNC_UUID;
+		pkt.volume = (uint16_t)v->vnr;
+		pkt.u.sync_uuid.uuid = gi_start_sync_source(&g, random_u64());
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		volume_sync_sb(v);
+		pthread_mutex_unlock(&v->lock);
+		rc = peer_send(p, &pkt);
+		pv->rs_total = bitmap_weight(v->bm);
+		pv->rs_start_ms = now_ms();
+		pv->repl = CONN_SYNCSOURCE;
+	} else {
+		rc = expect(p, WIRE_P_SYNC_UUID, (uint16_t)v->vnr, &pkt);
+		if (rc < 0)
+			return rc;
+		if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "before-resync-target"))
+			handler_run(p->r, "before-resync-target", (int)v->vnr, NULL, NULL);
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		gi_sync_target_receive(&g, pkt.u.sync_uuid.uuid,
+				       resource_state(p->r).role == ROLE_PRIMARY);
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
+		v->disk = DISK_INCONSISTENT;
+		volume_sync_sb(v);
+		pv->rs_total = bitmap_weight(v->bm);
+		pthread_mutex_unlock(&v->lock);
+		pv->rs_pos = 0;
+		pv->rs_done = 0;
+		pv->rs_start_ms = now_ms();
+		pv->repl = CONN_SYNCTARGET;
+	}
+	log_res(LOG_NOTICE, p->r->name, "volume %u: resync as %s: %llu KiB to copy%s", v->vnr,
+		source ? "SyncSource" : "SyncTarget",
+		(unsigned long long)bitmap_weight(v->bm) * 4, full ? " (full sync)" : "");
+	return rc;
+}
+
+int sync_handshake(struct peer *p)
+{
+	struct resource *r = p->r;
+	struct uuidcmp_decision *d;
+	struct wire_pkt pkt;
+	unsigned int i;
+	int rc;
+
+	rc = send_protocol(p);
+	for (i = 0; i < r->n_vols && rc == 0; i++)
+		rc = send_volume(p, i);
+	if (rc == 0)
+		rc = expect(p, WIRE_P_PROTOCOL, WIRE_VOL_NONE, &pkt);
+	if (rc == 0)
+		rc = check_protocol(p, &pkt.u.protocol);
+	for (i = 0; i < r->n_vols && rc == 0; i++) {
+		struct peer_vol *pv = &p->pv[i];
+		uint16_t vnr = (uint16_t)pv->v->vnr;
+
+		rc = expect(p, WIRE_P_SYNC_PARAM, vnr, &pkt);
+		if (rc == 0)
+			rc = expect(p, WIRE_P_SIZES, vnr, &pkt);
+		if (rc == 0) {
+			pv->psize = pkt.u.sizes.c_size ? pkt.u.sizes.c_size : pkt.u.sizes.d_size;
+			if (pv->psize < pv->v->size_sect) {
+				log_res(LOG_ERR, r->name,
+					"volume %u: the peer's disk (%llu KiB) is smaller than ours "
+					"(%llu KiB) and the data uses it; grow the peer's disk or "
+					"recreate its metadata",
+					vnr, (unsigned long long)pv->psize / 2,
+					(unsigned long long)pv->v->size_sect / 2);
+				rc = -EACCES;
+			}
+		}
+		if (rc == 0)
+			rc = expect(p, WIRE_P_UUIDS, vnr, &pkt);
+		if (rc == 0) {
+			pv->puuids = pkt.u.uuids;
+			rc = expect(p, WIRE_P_STATE, vnr, &pkt);
+		}
+		if (rc == 0)
+			pv->pstate = pkt.u.state;
+	}
+	if (rc < 0)
+		return rc;
+	d = malloc(sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (i = 0; i < r->n_vols && rc == 0; i++) {
+		struct peer_vol *pv = &p->pv[i];
+
+		rc = decide(p, i, d);
+		if (rc < 0)
+			break;
+		if (d->outcome == UUIDCMP_DROP) {
+			rc = -EACCES;
+			break;
+		}
+		if (d->outcome == UUIDCMP_NO_SYNC) {
+			pv->repl = CONN_CONNECTED;
+			continue;
+		}
+		rc = start_resync(p, i, d->outcome == UUIDCMP_SYNC_SOURCE, d->full_sync);
+	}
+	free(d);
+	p->discard_my_data = false; /* one-shot */
+	return rc;
+}
+
+/* ---------------------------------------------------------------- resync */
+
+/* Source: read the requested blocks and send them (the range is claimed,
+ * so an application write of the same blocks goes before or after, never
+ * between the read and the send). */
+int sync_on_rs_request(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	const struct wire_req *q = &pkt->u.req;
+	struct wire_pkt rep;
+	uint8_t *buf;
+	int rc;
+
+	if (!pv || !q->size || q->size > WIRE_MAX_DATA ||
+	    q->sector + q->size / 512 > pv->v->size_sect)
+		return -EPROTO;
+	buf = malloc(q->size);
+	if (!buf)
+		return -ENOMEM;
+	memset(&rep, 0, sizeof(rep));
+	rc = volume_read_claimed(pv->v, q->sector * 512, q->size, buf, (void *)p, NULL);
+	if (rc < 0) {
+		rep.type = WIRE_P_NEG_RS_DREPLY;
+		rep.volume = pkt->volume;
+		rep.u.ack = (struct wire_ack){q->sector, q->id, q->size, 0};
+		free(buf);
+		return peer_send_meta(p, &rep);
+	}
+	rep.type = WIRE_P_RS_DATA_REPLY;
+	rep.volume = pkt->volume;
+	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
+	rep.data = buf;
+	rep.data_len = q->size;
+	rc = peer_send(p, &rep);
+	if (rc == 0)
+		__atomic_add_fetch(&pv->v->c.ns, q->size / 1024, __ATOMIC_RELAXED);
+	volume_read_release(pv->v, q->sector * 512, q->size);
+	free(buf);
+	return rc;
+}
+
+static void finish_target(struct peer *p, struct peer_vol *pv)
+{
+	struct volume *v = pv->v;
+	struct gi g, peer;
+	int64_t ms = now_ms() - pv->rs_start_ms;
+
+	pthread_mutex_lock(&v->lock);
+	memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+	memcpy(peer.uuid, pv->puuids.uuid, sizeof(peer.uuid));
+	gi_end_sync_target(&g, &peer, resource_state(p->r).role == ROLE_PRIMARY);
+	memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+	v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+	v->sb.flags &= ~MDF_CRASHED_PRIMARY;
+	v->disk = DISK_UPTODATE;
+	volume_sync_sb(v);
+	volume_writeback_bitmap_locked(v);
+	pthread_mutex_unlock(&v->lock);
+	pv->repl = CONN_CONNECTED;
+	log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (%llu KiB in %lld.%03lld s)",
+		v->vnr, (unsigned long long)pv->rs_done * 4, (long long)ms / 1000,
+		(long long)ms % 1000);
+	if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "after-resync-target"))
+		handler_run(p->r, "after-resync-target", (int)v->vnr, NULL, NULL);
+}
+
+/* Target: write the blocks, clear their bits, ack to the source. */
+int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	const struct wire_data *w = &pkt->u.data;
+	struct wire_pkt ack;
+	uint64_t bits;
+	int rc;
+
+	if (!pv || pv->repl != CONN_SYNCTARGET || !pkt->data_len ||
+	    w->sector + pkt->data_len / 512 > pv->v->size_sect)
+		return -EPROTO;
+	__atomic_add_fetch(&pv->v->c.nr, pkt->data_len / 1024, __ATOMIC_RELAXED);
+	rc = volume_rs_write(pv->v, w->sector * 512, pkt->data_len, pkt->data);
+	bits = pkt->data_len / 4096;
+	memset(&ack, 0, sizeof(ack));
+	ack.type = rc < 0 ? WIRE_P_NEG_ACK : WIRE_P_RS_WRITE_ACK;
+	ack.volume = pkt->volume;
+	ack.u.ack = (struct wire_ack){w->sector, w->id, pkt->data_len, 0};
+	pthread_mutex_lock(&p->lock);
+	pv->rs_inflight -= pv->rs_inflight >= bits ? bits : pv->rs_inflight;
+	pv->rs_done += bits;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return peer_send_meta(p, &ack);
+}
+
+/* Source: the target wrote the blocks: they are in sync now. */
+void sync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+
+	if (!pv || pkt->type != WIRE_P_RS_WRITE_ACK)
+		return;
+	volume_clear_oos(pv->v, pkt->u.ack.sector * 512, pkt->u.ack.size);
+}
+
+/* The target's pacing thread: requests in bitmap order, at the rate of
+ * the controller, at most max-buffers/2 pages in flight. */
+static void *rs_thread(void *arg)
+{
+	struct peer *p = arg;
+	const struct conf *c = p->r->d->conf;
+	struct rsctl_params prm;
+	struct rsctl *ctl = NULL;
+	unsigned int i;
+	uint64_t max_inflight =
+		conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers") / 2; /* 4 KiB pages */
+	uint64_t done_before = 0;
+
+	memset(&prm, 0, sizeof(prm));
+	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
+	prm.c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
+	prm.c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
+	prm.c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
+	prm.c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
+	prm.c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
+	prm.max_buffers = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers");
+	if (rsctl_new(&prm, &ctl) < 0) {
+		log_res(LOG_ERR, p->r->name, "resync: the rate controller refuses the settings "
+					     "(resync-rate, c-*); check them with 'tandemadm dump'");
+		peer_fail(p, -EINVAL);
+		return NULL;
+	}
+	for (;;) {
+		bool active = false;
+
+		pthread_mutex_lock(&p->lock);
+		if (p->stop || p->session_err) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		pthread_mutex_unlock(&p->lock);
+		for (i = 0; i < p->r->n_vols; i++) {
+			struct peer_vol *pv = &p->pv[i];
+			struct volume *v = pv->v;
+			uint64_t done_now, sect_in, budget, sent = 0;
+
+			if (pv->repl != CONN_SYNCTARGET)
+				continue;
+			active = true;
+			pthread_mutex_lock(&p->lock);
+			done_now = pv->rs_done;
+			sect_in = (done_now - done_before) * 8;
+			done_before = done_now;
+			budget = rsctl_step(ctl, sect_in, pv->rs_inflight * 8) / 8;
+			if (pv->rs_inflight + budget > max_inflight)
+				budget = max_inflight > pv->rs_inflight ? max_inflight - pv->rs_inflight
+									: 0;
+			pthread_mutex_unlock(&p->lock);
+			while (sent < budget) {
+				struct wire_pkt q;
+				uint64_t b, n;
+
+				pthread_mutex_lock(&v->lock);
+				b = bitmap_find_next_set(v->bm, pv->rs_pos);
+				for (n = 1; n < RS_REQ_BITS && b + n < bitmap_bits(v->bm) &&
+					    bitmap_test(v->bm, b + n) && (b + n) % RS_REQ_BITS;
+				     n++)
+					;
+				pthread_mutex_unlock(&v->lock);
+				if (b >= bitmap_bits(v->bm) || b * 8 >= v->size_sect) {
+					pv->rs_pos = bitmap_bits(v->bm); /* all requested */
+					break;
+				}
+				if ((b + n) * 8 > v->size_sect)
+					n = v->size_sect / 8 - b;
+				if (!n)
+					break;
+				pv->rs_pos = b + n;
+				memset(&q, 0, sizeof(q));
+				q.type = WIRE_P_RS_DATA_REQUEST;
+				q.volume = (uint16_t)v->vnr;
+				q.u.req = (struct wire_req){b * 8, b, (uint32_t)(n * 4096)};
+				pthread_mutex_lock(&p->lock);
+				pv->rs_inflight += n;
+				pthread_mutex_unlock(&p->lock);
+				if (peer_send(p, &q) < 0)
+					break;
+				sent += n;
+			}
+			pthread_mutex_lock(&p->lock);
+			if (pv->rs_pos >= bitmap_bits(v->bm) || pv->rs_pos * 8 >= v->size_sect) {
+				/* every request sent: wait for the last replies */
+				if (!pv->rs_inflight) {
+					uint64_t left;
+
+					pthread_mutex_unlock(&p->lock);
+					pthread_mutex_lock(&v->lock);
+					left = bitmap_find_next_set(v->bm, 0);
+					pthread_mutex_unlock(&v->lock);
+					if (left < bitmap_bits(v->bm) && left * 8 < v->size_sect) {
+						pv->rs_pos = 0; /* bits set meanwhile: another pass */
+						continue;
+					}
+					finish_target(p, pv);
+					sync_send_uuids(p, i);
+					peer_send_state(p, i);
+					resource_sync_done(p->r, v);
+					continue;
+				}
+			}
+			pthread_mutex_unlock(&p->lock);
+		}
+		if (!active)
+			break;
+		peer_sleep(p, 100);
+	}
+	rsctl_free(ctl);
+	return NULL;
+}
+
+int sync_start_resync_thread(struct peer *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->r->n_vols; i++)
+		if (p->pv[i].repl == CONN_SYNCTARGET)
+			break;
+	if (i == p->r->n_vols)
+		return 0;
+	if (pthread_create(&p->rs_thread, NULL, rs_thread, p) != 0)
+		return -EAGAIN;
+	p->rs_running = true;
+	return 0;
+}
+
+void sync_stop(struct peer *p)
+{
+	if (p->rs_running) {
+		pthread_join(p->rs_thread, NULL);
+		p->rs_running = false;
+	}
+}

@@ -1,0 +1,239 @@
+/*
+ * pktio: framed replication packets over a socket (see pktio.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pktio.h"
+
+struct pktio {
+	int fd;
+	enum wire_stream stream;
+	uint64_t features;
+	uint8_t *buf;
+	size_t cap;
+	uint8_t *sbuf; /* the encoded head of the packet being sent */
+	volatile int shut;
+};
+
+#define PKTIO_SBUF (WIRE_HDR_SIZE + WIRE_BM_MAX_CHUNK + 4096)
+
+int pktio_new(int fd, enum wire_stream stream, struct pktio **out)
+{
+	struct pktio *io = calloc(1, sizeof(*io));
+
+	if (!io || !(io->sbuf = malloc(PKTIO_SBUF))) {
+		free(io);
+		return -ENOMEM;
+	}
+	io->fd = fd;
+	io->stream = stream;
+	io->features = WIRE_F_ALL; /* until negotiated: only P_HELLO is expected */
+	*out = io;
+	return 0;
+}
+
+void pktio_free(struct pktio *io)
+{
+	if (!io)
+		return;
+	if (io->fd >= 0)
+		close(io->fd);
+	free(io->buf);
+	free(io->sbuf);
+	free(io);
+}
+
+int pktio_fd(const struct pktio *io)
+{
+	return io->fd;
+}
+
+void pktio_set_stream(struct pktio *io, enum wire_stream stream)
+{
+	io->stream = stream;
+}
+
+void pktio_set_features(struct pktio *io, uint64_t features)
+{
+	io->features = features;
+}
+
+void pktio_shutdown(struct pktio *io)
+{
+	io->shut = 1;
+	shutdown(io->fd, SHUT_RDWR);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int left(int64_t deadline)
+{
+	int64_t l;
+
+	if (deadline < 0)
+		return -1;
+	l = deadline - now_ms();
+	return l < 0 ? 0 : (int)l;
+}
+
+int pktio_wait(struct pktio *io, int timeout_ms)
+{
+	struct pollfd p = {io->fd, POLLIN, 0};
+	int rc;
+
+	if (io->shut)
+		return -ECONNABORTED;
+	do
+		rc = poll(&p, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	return rc > 0;
+}
+
+/* Read exactly len bytes before the deadline. */
+static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
+{
+	uint8_t *p = buf;
+	ssize_t r;
+	int rc;
+
+	while (len) {
+		if (io->shut)
+			return -ECONNABORTED;
+		rc = pktio_wait(io, left(deadline));
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		r = recv(io->fd, p, len, MSG_DONTWAIT);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ECONNRESET;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int grow(struct pktio *io, size_t need)
+{
+	uint8_t *b;
+	size_t cap = io->cap ? io->cap : 4096;
+
+	if (need <= io->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	b = realloc(io->buf, cap);
+	if (!b)
+		return -ENOMEM;
+	io->buf = b;
+	io->cap = cap;
+	return 0;
+}
+
+int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *reason, size_t n)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint8_t h[WIRE_HDR_SIZE];
+	struct wire_hdr hdr;
+	int rc;
+
+	for (;;) {
+		rc = read_full(io, h, sizeof(h), deadline);
+		if (rc < 0)
+			return rc;
+		rc = wire_hdr_decode(h, &hdr, reason, n);
+		if (rc < 0)
+			return rc;
+		rc = wire_pkt_check(&hdr, io->stream, io->features, reason, n);
+		if (rc < 0 && rc != -ENOMSG)
+			return rc;
+		if (grow(io, hdr.len ? hdr.len : 1) < 0)
+			return -ENOMEM;
+		/* the rest of a packet whose header arrived is not subject to
+		 * the caller's idle timeout, only to a generous one */
+		rc = read_full(io, io->buf, hdr.len, now_ms() + (timeout_ms < 0 ? 60000 : 60000));
+		if (rc < 0)
+			return rc;
+		if (rc == 0 && wire_pkt_check(&hdr, io->stream, io->features, NULL, 0) == -ENOMSG)
+			continue; /* ignorable, not understood: skipped */
+		return wire_pkt_decode(&hdr, io->buf, hdr.len, pkt, reason, n);
+	}
+}
+
+int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	struct iovec iov[2];
+	int len, niov = 1;
+	size_t total, rest;
+	ssize_t w;
+
+	len = wire_pkt_encode_head(pkt, io->sbuf, PKTIO_SBUF);
+	if (len < 0)
+		return len;
+	iov[0] = (struct iovec){io->sbuf, (size_t)len};
+	total = WIRE_HDR_SIZE + (size_t)wire_pkt_len(pkt);
+	rest = total - (size_t)len; /* the data, not copied */
+	if (rest) {
+		iov[1] = (struct iovec){(void *)(pkt->data + pkt->data_len - rest), rest};
+		niov = 2;
+	}
+	while (total) {
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+		struct pollfd p = {io->fd, POLLOUT, 0};
+		int rc;
+
+		if (io->shut)
+			return -ECONNABORTED;
+		w = sendmsg(io->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w < 0 && errno == EAGAIN) {
+			do
+				rc = poll(&p, 1, left(deadline));
+			while (rc < 0 && errno == EINTR);
+			if (rc < 0)
+				return -errno;
+			if (rc == 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		total -= (size_t)w;
+		while (w > 0 && niov) {
+			if ((size_t)w >= iov[0].iov_len) {
+				w -= (ssize_t)iov[0].iov_len;
+				iov[0] = iov[1];
+				niov--;
+			} else {
+				iov[0].iov_base = (uint8_t *)iov[0].iov_base + w;
+				iov[0].iov_len -= (size_t)w;
+				w = 0;
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * pktio: framed packets of the replication protocol (wire.h) over a
+ * stream socket, with timeouts. One struct pktio per socket: the
+ * descriptor, the stream it carries, the agreed features and a receive
+ * buffer that grows to the largest packet seen (at most a header plus
+ * WIRE_MAX_PAYLOAD). Receiving and sending may happen on different
+ * threads; two threads must not receive, or send, at once.
+ */
+#ifndef TANDEM_PKTIO_H
+#define TANDEM_PKTIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct pktio;
+
+/* Takes ownership of fd (closed by pktio_free). */
+int pktio_new(int fd, enum wire_stream stream, struct pktio **out);
+void pktio_free(struct pktio *io);
+int pktio_fd(const struct pktio *io);
+void pktio_set_features(struct pktio *io, uint64_t features);
+/* An accepted socket learns its stream from its P_HELLO. */
+void pktio_set_stream(struct pktio *io, enum wire_stream stream);
+/* Make the next receive and any blocked one fail (-ECONNABORTED). */
+void pktio_shutdown(struct pktio *io);
+
+/*
+ * Receive one packet within timeout_ms (-1: no limit): 0 and *pkt (its
+ * pointers valid until the next receive), -ETIMEDOUT, -ECONNRESET (EOF),
+ * a socket errno, or a protocol error (-EPROTO, -EBADMSG, -E2BIG) with
+ * reason filled. Ignorable unknown packets are skipped.
+ */
+int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *reason, size_t n);
+/* Send one packet (and its data) within timeout_ms: 0, -ETIMEDOUT, -EPIPE... */
+int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms);
+/* Wait until the socket is readable: 1, 0 on timeout, negative errno. */
+int pktio_wait(struct pktio *io, int timeout_ms);
+
+#endif
