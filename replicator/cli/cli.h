@@ -13,6 +13,8 @@ enum {
 	EXIT_EXEC = 20,
 	EXIT_NOMEM = 30,
 	EXIT_NO_DAEMON = 3, /* tandemd is not running */
+	EXIT_WAIT_TIMEOUT = 5,     /* wait-connect/wait-sync: timed out */
+	EXIT_WAIT_STANDALONE = 11, /* wait-connect/wait-sync: StandAlone */
 };
 
 struct cli {
@@ -40,6 +42,11 @@ int cmd_ctl_status(struct cli *cli, int argc, char **argv);
 int cmd_ctl_show(struct cli *cli, int argc, char **argv);
 int cmd_ctl_dstate(struct cli *cli, const char *res);
 int cmd_ctl_events(struct cli *cli, int argc, char **argv);
+/* The daemon's status of one resource (NULL and *rc on failure). */
+struct json_object *cli_status(struct cli *cli, const char *res, int *rc);
+
+/* cmd-wait.c */
+int cmd_wait(struct cli *cli, int argc, char **argv);
 
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);

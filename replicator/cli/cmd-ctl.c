@@ -192,6 +192,13 @@ int cmd_ctl_fault(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
+static json_object *status_of(struct cli *cli, const char *res, int *rc);
+
+json_object *cli_status(struct cli *cli, const char *res, int *rc)
+{
+	return status_of(cli, res, rc);
+}
+
 static json_object *status_of(struct cli *cli, const char *res, int *rc)
 {
 	json_object *req = request("status", res), *resp = ctl_call(cli, req, false, rc);

@@ -110,6 +110,10 @@ SIMPLE_HANDLER(h_primary, resource_primary(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_secondary, resource_secondary(r, req_bool(req, "force"), e))
 SIMPLE_HANDLER(h_connect, resource_connect(r, req_bool(req, "discard_my_data"), e))
 SIMPLE_HANDLER(h_disconnect, resource_disconnect(r, e))
+SIMPLE_HANDLER(h_invalidate, resource_invalidate(r, false, e))
+SIMPLE_HANDLER(h_invalidate_remote, resource_invalidate(r, true, e))
+SIMPLE_HANDLER(h_pause_sync, resource_pause_sync(r, true, e))
+SIMPLE_HANDLER(h_resume_sync, resource_pause_sync(r, false, e))
 SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
 
 /* adjust: re-read the configuration (the same as SIGHUP); the resource
@@ -193,6 +197,10 @@ static const struct {
 	{"new-current-uuid", h_new_current_uuid},
 	{"connect", h_connect},
 	{"disconnect", h_disconnect},
+	{"invalidate", h_invalidate},
+	{"invalidate-remote", h_invalidate_remote},
+	{"pause-sync", h_pause_sync},
+	{"resume-sync", h_resume_sync},
 	{"adjust", h_adjust},
 	{"events", h_events},
 	{"inject-fault", h_inject_fault},

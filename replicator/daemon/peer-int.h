@@ -100,5 +100,6 @@ int peer_send_meta(struct peer *p, const struct wire_pkt *pkt);
 void peer_fail(struct peer *p, int rc);    /* end the session */
 struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
+bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
 
 #endif

@@ -101,6 +101,7 @@ void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi)
 	pkt->u.state.disk = (uint8_t)v->disk;
 	pkt->u.state.pdsk = (uint8_t)s.pdsk;
 	pkt->u.state.conn = (uint8_t)(p->pv ? p->pv[vi].repl : s.conn);
+	pkt->u.state.isp = s.user_isp ? WIRE_ISP_USER : 0;
 }
 
 int peer_send_state(struct peer *p, unsigned int vi)
@@ -349,6 +350,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 	if (!pv)
 		return -EPROTO;
 	pv->pstate = pkt->u.state;
+	peer_show_sync_state(p->r);
 	s = resource_state(p->r);
 	if (s.peer != pkt->u.state.role || s.pdsk != pkt->u.state.disk)
 		resource_set_conn(p->r, s.conn, (enum state_role)pkt->u.state.role,
@@ -376,11 +378,81 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 static int on_uuids(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	struct volume *v;
 
 	if (!pv)
 		return -EPROTO;
 	pv->puuids = pkt->u.uuids;
+	v = pv->v;
+	pthread_mutex_lock(&v->lock);
+	if ((pkt->u.uuids.flags & WIRE_UF_SKIP_INITIAL_SYNC) &&
+	    gi_mask(v->sb.uuid[MD_UI_CURRENT]) == GI_JUST_CREATED) {
+		/* new-current-uuid --clear-bitmap on the peer: no initial sync */
+		v->sb.uuid[MD_UI_CURRENT] = gi_mask(pkt->u.uuids.uuid[GI_CURRENT]);
+		v->sb.uuid[MD_UI_BITMAP] = 0;
+		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+		v->disk = DISK_UPTODATE;
+		bitmap_clear_all(v->bm);
+		volume_sync_sb(v);
+		volume_writeback_bitmap_locked(v);
+		pthread_mutex_unlock(&v->lock);
+		log_res(LOG_NOTICE, p->r->name,
+			"volume %u: the peer cleared the bitmap of new data: initial sync skipped",
+			v->vnr);
+		resource_disk_changed(p->r);
+		return 0;
+	}
+	pthread_mutex_unlock(&v->lock);
 	return 0;
+}
+
+/*
+ * new-current-uuid --clear-bitmap while connected, both disks just
+ * created: both become UpToDate without a sync (the operator vouches that
+ * both are blank, or identical). 1 if done, 0 if this is not the case.
+ */
+int peer_skip_initial_sync(struct resource *r)
+{
+	struct peer *p = r->peer;
+	unsigned int i;
+	struct wire_pkt pkt;
+
+	if (!p || !peer_live(r) || resource_state(r).conn != CONN_CONNECTED)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; p->pv && i < r->n_vols; i++)
+		if (gi_mask(p->pv[i].puuids.uuid[GI_CURRENT]) != GI_JUST_CREATED ||
+		    gi_mask(r->vols[i].sb.uuid[MD_UI_CURRENT]) != GI_JUST_CREATED)
+			break;
+	pthread_mutex_unlock(&p->lock);
+	if (!p->pv || i < r->n_vols)
+		return 0;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		gi_new_current_clear_bitmap(&g, (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^
+							(uint64_t)(uintptr_t)v,
+					    resource_state(r).role == ROLE_PRIMARY);
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+		v->disk = DISK_UPTODATE;
+		bitmap_clear_all(v->bm);
+		volume_sync_sb(v);
+		volume_writeback_bitmap_locked(v);
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = WIRE_P_UUIDS;
+		pkt.volume = (uint16_t)v->vnr;
+		memcpy(pkt.u.uuids.uuid, v->sb.uuid, sizeof(pkt.u.uuids.uuid));
+		pkt.u.uuids.flags = WIRE_UF_SKIP_INITIAL_SYNC;
+		pthread_mutex_unlock(&v->lock);
+		peer_send(p, &pkt);
+	}
+	log_res(LOG_NOTICE, r->name, "new current UUID, bitmap cleared: initial sync skipped");
+	resource_disk_changed(r);
+	return 1;
 }
 
 static int on_oos(struct peer *p, const struct wire_pkt *pkt)
@@ -605,6 +677,7 @@ int peer_session(struct peer *p)
 				  NULL);
 		(void)s;
 		resource_disk_changed(r);
+		resource_set_connected_ind(r, true);
 		rc = repl_start_meta(p);
 		if (rc == 0)
 			rc = sync_start_resync_thread(p);
@@ -713,4 +786,31 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 		json_object_object_add(jv, "sync", js);
 	}
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---------------------------------------------------------------- pause-sync */
+
+/* Is the resync of pv paused by either side (pause-sync)? */
+bool peer_sync_paused(struct peer *p, const struct peer_vol *pv)
+{
+	return resource_state(p->r).user_isp || (pv->pstate.isp & WIRE_ISP_USER);
+}
+
+/* The connection state as shown: PausedSync* while paused. */
+void peer_show_sync_state(struct resource *r)
+{
+	struct peer *p = r->peer;
+	struct state s = resource_state(r);
+	enum state_conn c;
+
+	if (!p || !peer_live(r))
+		return;
+	pthread_mutex_lock(&p->lock);
+	c = p->pv ? overall(p) : s.conn;
+	if (p->pv && (c == CONN_SYNCSOURCE || c == CONN_SYNCTARGET) &&
+	    peer_sync_paused(p, &p->pv[0]))
+		c = c == CONN_SYNCSOURCE ? CONN_PAUSEDSYNCS : CONN_PAUSEDSYNCT;
+	pthread_mutex_unlock(&p->lock);
+	if (c != s.conn)
+		resource_set_conn(r, c, s.peer, s.pdsk, NULL);
 }

@@ -463,6 +463,8 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
 		return -ENODEV;
 	}
+	if (clear_bitmap && peer_skip_initial_sync(r))
+		return 0;
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		struct gi g;
@@ -496,6 +498,15 @@ json_object *resource_status(struct resource *r)
 							    : "Unconfigured"));
 	if (r->cr->peer && r->cr->peer->n_names)
 		json_object_object_add(o, "peer", json_object_new_string(r->cr->peer->names[0]));
+	{
+		static const char *const wfc[] = {"default", "degraded", "peer-outdated"};
+		int w = VOLUME_WFC_DEFAULT;
+
+		for (i = 0; i < r->n_vols; i++)
+			if (r->vols[i].md && r->vols[i].wfc_class > w)
+				w = r->vols[i].wfc_class;
+		json_object_object_add(o, "wfc_class", json_object_new_string(wfc[w]));
+	}
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();
@@ -633,11 +644,28 @@ void resource_disk_changed(struct resource *r)
  * generation (its old current UUID becomes the bitmap UUID), so that a
  * later handshake knows which side changed, as DRBD does. Any thread.
  */
+void resource_set_connected_ind(struct resource *r, bool on)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+
+		pthread_mutex_lock(&v->lock);
+		if (v->md && !!(v->sb.flags & MDF_CONNECTED_IND) != on) {
+			v->sb.flags ^= MDF_CONNECTED_IND;
+			volume_sync_sb(v);
+		}
+		pthread_mutex_unlock(&v->lock);
+	}
+}
+
 void resource_lost_peer(struct resource *r)
 {
 	struct state s = resource_state(r);
 	unsigned int i;
 
+	resource_set_connected_ind(r, false);
 	if (s.role != ROLE_PRIMARY)
 		return;
 	for (i = 0; i < r->n_vols; i++) {
@@ -683,5 +711,85 @@ int resource_disconnect(struct resource *r, struct reply_err *e)
 	if (!r->peer)
 		return 0;
 	peer_stop(r);
+	return 0;
+}
+
+/*
+ * invalidate: this node's data is discarded, a full resync from the peer
+ * follows (at once if connected, else at the next connection).
+ * invalidate-remote: the peer's is, from here (needs the connection).
+ */
+int resource_invalidate(struct resource *r, bool remote, struct reply_err *e)
+{
+	struct state s = resource_state(r);
+	unsigned int i;
+
+	if (!r->up) {
+		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
+		return -ENODEV;
+	}
+	if (!remote && s.role == ROLE_PRIMARY) {
+		ERRF(e, 11, "%s: State change failed: invalidate is refused on a Primary; demote "
+			    "it first (or run invalidate-remote on the other node)", r->name);
+		return -EPERM;
+	}
+	if (remote && (!peer_live(r) || s.conn != CONN_CONNECTED)) {
+		ERRF(e, 11, "%s: State change failed: (-15) Need a connection to start verify or "
+			    "resync", r->name);
+		return -ENOTCONN;
+	}
+	if (remote && (s.disk != DISK_UPTODATE || s.peer == ROLE_PRIMARY)) {
+		ERRF(e, 11, "%s: State change failed: invalidate-remote needs UpToDate data here "
+			    "and a Secondary peer", r->name);
+		return -EPERM;
+	}
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		if (!v->md) {
+			pthread_mutex_unlock(&v->lock);
+			continue;
+		}
+		bitmap_set_all(v->bm);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		if (remote) {
+			/* a new generation here: the peer's current one becomes our
+			 * bitmap UUID, so the handshake makes us the source */
+			if (g.uuid[GI_BITMAP] == 0)
+				gi_new_current(&g, random_u64(), s.role == ROLE_PRIMARY);
+		} else {
+			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
+			v->disk = DISK_INCONSISTENT;
+		}
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		volume_sync_sb(v);
+		volume_writeback_bitmap_locked(v);
+		pthread_mutex_unlock(&v->lock);
+	}
+	log_res(LOG_NOTICE, r->name, "%s: full resync %s the peer", remote ? "invalidate-remote"
+								   : "invalidate",
+		remote ? "to" : "from");
+	if (!remote)
+		resource_disk_changed(r);
+	peer_renegotiate(r);
+	return 0;
+}
+
+int resource_pause_sync(struct resource *r, bool pause, struct reply_err *e)
+{
+	struct state ns = resource_state(r);
+
+	if (!r->up) {
+		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
+		return -ENODEV;
+	}
+	if (ns.user_isp == pause)
+		return 0;
+	ns.user_isp = pause;
+	resource_set_state(r, &ns, pause ? "pause-sync" : "resume-sync");
+	peer_state_changed(r);
+	peer_show_sync_state(r);
 	return 0;
 }

@@ -652,6 +652,8 @@ static void *rs_thread(void *arg)
 			if (pv->repl != CONN_SYNCTARGET)
 				continue;
 			active = true;
+			if (peer_sync_paused(p, pv))
+				continue;
 			pthread_mutex_lock(&p->lock);
 			done_now = pv->rs_done;
 			sect_in = (done_now - done_before) * 8;

@@ -62,6 +62,7 @@ struct volume {
 	bool failing;             /* detach pending: new requests get EIO */
 	bool io_error_seen;       /* pass_on: an error was passed on */
 	bool frozen;              /* new requests wait (connection handshake) */
+	int wfc_class;            /* VOLUME_WFC_*, from the flags at attach */
 	struct bdev_faults faults; /* TANDEM_FAULT_INJECTION only */
 	unsigned int fault_ops;    /* VOLUME_FAULT_* */
 };
@@ -70,6 +71,13 @@ struct volume {
 enum volume_err {
 	VOLUME_ERR_DATA,
 	VOLUME_ERR_MD,
+};
+/* Which startup timeout applies (wfc-timeout, degr-wfc-timeout,
+ * outdated-wfc-timeout): ref/drbd-semantics.md §8. */
+enum {
+	VOLUME_WFC_DEFAULT,
+	VOLUME_WFC_DEGRADED,
+	VOLUME_WFC_OUTDATED,
 };
 #define VOLUME_FAULT_READ  1u
 #define VOLUME_FAULT_WRITE 2u
@@ -161,6 +169,8 @@ int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off
 int peer_send_state(struct peer *p, unsigned int vi);
 void peer_state_changed(struct resource *r);
 void peer_renegotiate(struct resource *r);
+void peer_show_sync_state(struct resource *r);
+int peer_skip_initial_sync(struct resource *r);
 void peer_status(struct resource *r, unsigned int vi, json_object *jv);
 void resource_sync_done(struct resource *r, struct volume *v);
 
@@ -205,8 +215,11 @@ void resource_volume_error_passed(struct volume *v);
 void resource_freeze(struct resource *r, bool on);
 void resource_disk_changed(struct resource *r);
 void resource_lost_peer(struct resource *r);
+void resource_set_connected_ind(struct resource *r, bool on);
 int resource_connect(struct resource *r, bool discard_my_data, struct reply_err *e);
 int resource_disconnect(struct resource *r, struct reply_err *e);
+int resource_invalidate(struct resource *r, bool remote, struct reply_err *e);
+int resource_pause_sync(struct resource *r, bool pause, struct reply_err *e);
 
 /* reload.c */
 /* Re-read the configuration and apply it (SIGHUP, `adjust`); on errors the

@@ -212,6 +212,11 @@ int volume_attach(struct volume *v, struct reply_err *e)
 	if (v->io && ioeng_uring_error(v->io))
 		log_res(LOG_NOTICE, v->res->name, "volume %u: io_uring unavailable (%s): using %s",
 			v->vnr, strerror(-ioeng_uring_error(v->io)), ioeng_kind(v->io));
+	/* which wfc timeout applies (ref §8): before the flags change below */
+	v->wfc_class = (v->sb.flags & MDF_PEER_OUT_DATED)	 ? VOLUME_WFC_OUTDATED
+		       : ((v->sb.flags & MDF_PRIMARY_IND) &&
+			  !(v->sb.flags & MDF_CONNECTED_IND)) ? VOLUME_WFC_DEGRADED
+							     : VOLUME_WFC_DEFAULT;
 	/* a node that went down as Primary is a crashed primary */
 	if (v->sb.flags & MDF_PRIMARY_IND)
 		v->sb.flags |= MDF_CRASHED_PRIMARY;

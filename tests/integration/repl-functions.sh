@@ -30,12 +30,12 @@ for n in "$ns_a" "$ns_b"; do ip -n "$n" link set lo up; done
 ip -n "$ns_a" link set "va$$" up
 ip -n "$ns_b" link set "vb$$" up
 
-# write_repl_conf FILE [NET-OPTIONS]: r0 on alice and bob
+# write_repl_conf FILE [NET-OPTIONS [DISK-OPTIONS]]: r0 on alice and bob
 write_repl_conf() {
 	cat >"$1" <<CONF
 resource r0 {
 	net { ${2:-} }
-	disk { resync-rate 100M; c-plan-ahead 0; }
+	disk { ${3:-resync-rate 100M; c-plan-ahead 0;} }
 	on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
 	on bob { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }
 }
