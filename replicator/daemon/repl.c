@@ -541,12 +541,50 @@ static void on_ack(struct peer *p, const struct wire_pkt *pkt)
 	free(q);
 }
 
+static void on_ping(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct wire_pkt a = {.type = WIRE_P_PING_ACK, .volume = WIRE_VOL_NONE};
+
+	peer_send_meta(p, &a);
+}
+
+static void on_ping_ack(struct peer *p, const struct wire_pkt *pkt)
+{
+	/* any packet shows the peer is alive: nothing else to do */
+}
+
+static void on_barrier_ack(struct peer *p, const struct wire_pkt *pkt)
+{
+	pthread_mutex_lock(&p->lock);
+	if ((int32_t)(pkt->u.barrier.barrier - p->barrier_acked) > 0)
+		p->barrier_acked = pkt->u.barrier.barrier;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* One row per packet type handled on the meta stream; the others (the
+ * codec already refused data-stream types) are protocol errors. */
+static const struct {
+	uint16_t type;
+	void (*fn)(struct peer *p, const struct wire_pkt *pkt);
+} meta_handlers[] = {
+	{WIRE_P_PING, on_ping},
+	{WIRE_P_PING_ACK, on_ping_ack},
+	{WIRE_P_RECV_ACK, on_ack},
+	{WIRE_P_WRITE_ACK, on_ack},
+	{WIRE_P_NEG_ACK, on_ack},
+	{WIRE_P_RS_WRITE_ACK, sync_on_rs_ack},
+	{WIRE_P_NEG_RS_DREPLY, sync_on_rs_ack},
+	{WIRE_P_BARRIER_ACK, on_barrier_ack},
+};
+
 static void *meta_thread(void *arg)
 {
 	struct peer *p = arg;
 	char why[WIRE_REASON_MAX];
 	struct wire_pkt pkt;
 	int64_t ping_sent = 0;
+	size_t i;
 	int rc;
 
 	for (;;) {
@@ -573,34 +611,17 @@ static void *meta_thread(void *arg)
 			break;
 		}
 		ping_sent = 0; /* anything from the peer shows it is alive */
-		switch (pkt.type) {
-		case WIRE_P_PING: {
-			struct wire_pkt a = {.type = WIRE_P_PING_ACK, .volume = WIRE_VOL_NONE};
-
-			peer_send_meta(p, &a);
+		for (i = 0; i < sizeof(meta_handlers) / sizeof(meta_handlers[0]); i++)
+			if (meta_handlers[i].type == pkt.type)
+				break;
+		if (i == sizeof(meta_handlers) / sizeof(meta_handlers[0])) {
+			log_res(LOG_ERR, p->r->name,
+				"protocol error: unexpected %s on the meta stream",
+				wire_type_name(pkt.type));
+			peer_fail(p, -EPROTO);
 			break;
 		}
-		case WIRE_P_PING_ACK:
-			break;
-		case WIRE_P_RECV_ACK:
-		case WIRE_P_WRITE_ACK:
-		case WIRE_P_NEG_ACK:
-			on_ack(p, &pkt);
-			break;
-		case WIRE_P_RS_WRITE_ACK:
-		case WIRE_P_NEG_RS_DREPLY:
-			sync_on_rs_ack(p, &pkt);
-			break;
-		case WIRE_P_BARRIER_ACK:
-			pthread_mutex_lock(&p->lock);
-			if ((int32_t)(pkt.u.barrier.barrier - p->barrier_acked) > 0)
-				p->barrier_acked = pkt.u.barrier.barrier;
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
-			break;
-		default:
-			break; /* meta packets of features not implemented yet */
-		}
+		meta_handlers[i].fn(p, &pkt);
 	}
 	return NULL;
 }

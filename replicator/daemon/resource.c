@@ -498,6 +498,17 @@ json_object *resource_status(struct resource *r)
 							    : "Unconfigured"));
 	if (r->cr->peer && r->cr->peer->n_names)
 		json_object_object_add(o, "peer", json_object_new_string(r->cr->peer->names[0]));
+	if (r->cr->peer && r->cr->peer->addr.ip) {
+		json_object *w = json_object_new_array();
+
+		if (!conf_res_text(r->d->conf, r->cr, CONF_SECT_NET, "cram-hmac-alg") ||
+		    !conf_res_text(r->d->conf, r->cr, CONF_SECT_NET, "shared-secret"))
+			json_object_array_add(
+				w, json_object_new_string(
+					   "the peer is not authenticated: set cram-hmac-alg and "
+					   "shared-secret in the net section"));
+		json_object_object_add(o, "warnings", w);
+	}
 	{
 		static const char *const wfc[] = {"default", "degraded", "peer-outdated"};
 		int w = VOLUME_WFC_DEFAULT;

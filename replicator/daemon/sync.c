@@ -65,6 +65,13 @@ static void conf_asb(struct peer *p, struct sbpolicy_conf *c)
 	c->after_sb_2pri = asb(p, "after-sb-2pri", SBPOLICY_2PRI, NULL);
 }
 
+static const char *integrity_alg(struct peer *p)
+{
+	const char *a = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, "data-integrity-alg");
+
+	return a ? a : "";
+}
+
 static int send_protocol(struct peer *p)
 {
 	struct wire_pkt pkt = {.type = WIRE_P_PROTOCOL, .volume = WIRE_VOL_NONE};
@@ -82,6 +89,7 @@ static int send_protocol(struct peer *p)
 		w->flags |= WIRE_PF_DISCARD_MY_DATA;
 	if (conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "always-asbp"))
 		w->flags |= WIRE_PF_ALWAYS_ASBP;
+	snprintf(w->integrity_alg, sizeof(w->integrity_alg), "%s", integrity_alg(p));
 	return peer_send(p, &pkt);
 }
 
@@ -192,6 +200,13 @@ static int check_protocol(struct peer *p, const struct wire_protocol *w)
 		log_res(LOG_ERR, p->r->name,
 			"incompatible setting of allow-two-primaries; configure the same on both "
 			"nodes");
+		return -EACCES;
+	}
+	if (strcmp(w->integrity_alg, integrity_alg(p))) {
+		log_res(LOG_ERR, p->r->name,
+			"incompatible data-integrity-alg settings: the peer uses '%.64s', we use "
+			"'%s'; configure the same on both nodes",
+			w->integrity_alg, integrity_alg(p));
 		return -EACCES;
 	}
 	if ((w->flags & WIRE_PF_DISCARD_MY_DATA) && p->discard_my_data) {
