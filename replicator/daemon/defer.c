@@ -77,6 +77,13 @@ int defer_start(struct tandemd *d, struct defer **out)
 	return 0;
 }
 
+/* Run what is queued now (at exit, before the control clients go). */
+void defer_drain(struct defer *q)
+{
+	if (q)
+		defer_run(q->fd, POLLIN, q);
+}
+
 /* Calls still queued are dropped: the daemon is exiting. */
 void defer_stop(struct defer *q)
 {

@@ -168,6 +168,9 @@ static int run(struct tandemd *d)
 		if (resource_down(d->res[i], true, &e) < 0)
 			log_res(LOG_ERR, d->res[i]->name, "could not be taken down cleanly: %s",
 				e.msg);
+	}
+	defer_drain(d->defer); /* the events of the shutdown */
+	for (i = 0; i < d->n_res; i++) {
 		resource_fini(d->res[i]);
 		free(d->res[i]);
 	}

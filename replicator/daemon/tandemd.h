@@ -178,6 +178,7 @@ void resource_sync_done(struct resource *r, struct volume *v);
 struct defer;
 int defer_start(struct tandemd *d, struct defer **out);
 void defer_stop(struct defer *q);
+void defer_drain(struct defer *q);
 int defer_call(struct defer *q, void (*fn)(void *arg), void *arg);
 
 /* handler.c: run handlers { NAME } as a child process; done() gets its

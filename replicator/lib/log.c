@@ -3,7 +3,21 @@
 
 #include <errno.h>
 
+#include <pthread.h>
+
 #include "log.h"
+
+static pthread_mutex_t log_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void log_lock(void)
+{
+	pthread_mutex_lock(&log_mutex);
+}
+
+void log_unlock(void)
+{
+	pthread_mutex_unlock(&log_mutex);
+}
 
 int log_init(const struct log_opts *o)
 {
