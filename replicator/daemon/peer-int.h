@@ -101,5 +101,6 @@ void peer_fail(struct peer *p, int rc);    /* end the session */
 struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
+bool peer_after_isp(struct resource *r);
 
 #endif

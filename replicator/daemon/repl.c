@@ -101,7 +101,8 @@ void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi)
 	pkt->u.state.disk = (uint8_t)v->disk;
 	pkt->u.state.pdsk = (uint8_t)s.pdsk;
 	pkt->u.state.conn = (uint8_t)(p->pv ? p->pv[vi].repl : s.conn);
-	pkt->u.state.isp = s.user_isp ? WIRE_ISP_USER : 0;
+	pkt->u.state.isp = (uint8_t)((s.user_isp ? WIRE_ISP_USER : 0) |
+				     (peer_after_isp(p->r) ? WIRE_ISP_AFTR : 0));
 }
 
 int peer_send_state(struct peer *p, unsigned int vi)
@@ -668,6 +669,24 @@ void resource_sync_done(struct resource *r, struct volume *v)
 		pdsk = DISK_UPTODATE;
 	resource_set_conn(r, overall(p), s.peer, pdsk, "resync finished");
 	resource_disk_changed(r);
+	resync_after_changed(r);
+}
+
+/* A resync of r ended: the resources that resync after r may go on
+ * (their peers learn it from P_STATE). Any thread. */
+void resync_after_changed(struct resource *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->d->n_res; i++) {
+		struct resource *o = r->d->res[i];
+		const char *after = conf_res_text(o->d->conf, o->cr, CONF_SECT_DISK, "resync-after");
+
+		if (o == r || !after || strcmp(after, r->name) || !peer_live(o))
+			continue;
+		peer_state_changed(o);
+		peer_show_sync_state(o);
+	}
 }
 
 int peer_session(struct peer *p)
@@ -811,10 +830,25 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 
 /* ---------------------------------------------------------------- pause-sync */
 
-/* Is the resync of pv paused by either side (pause-sync)? */
+/* resync-after: is the resource this one resyncs after still syncing? */
+bool peer_after_isp(struct resource *r)
+{
+	const char *after = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "resync-after");
+	struct resource *o;
+	struct state s;
+
+	if (!after || !(o = resource_find(r->d, after)) || o == r)
+		return false;
+	s = resource_state(o);
+	return s.conn >= CONN_STARTINGSYNCS && s.conn <= CONN_PAUSEDSYNCT &&
+	       s.conn != CONN_VERIFYS && s.conn != CONN_VERIFYT;
+}
+
+/* Is the resync of pv paused by either side (pause-sync, resync-after)? */
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv)
 {
-	return resource_state(p->r).user_isp || (pv->pstate.isp & WIRE_ISP_USER);
+	return resource_state(p->r).user_isp || peer_after_isp(p->r) ||
+	       (pv->pstate.isp & (WIRE_ISP_USER | WIRE_ISP_AFTR));
 }
 
 /* The connection state as shown: PausedSync* while paused. */

@@ -635,6 +635,7 @@ static void *rs_thread(void *arg)
 	uint64_t max_inflight =
 		conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers") / 2; /* 4 KiB pages */
 	uint64_t done_before = 0;
+	bool was_after = false;
 
 	memset(&prm, 0, sizeof(prm));
 	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
@@ -651,8 +652,17 @@ static void *rs_thread(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		bool active = false;
+		bool active = false, after = peer_after_isp(p->r);
 
+		if (after != was_after) { /* resync-after: tell the source, show it */
+			was_after = after;
+			for (i = 0; i < p->r->n_vols; i++)
+				peer_send_state(p, i);
+			if (after)
+				log_res(LOG_INFO, p->r->name, "resync waits for %s (resync-after)",
+					conf_res_text(c, p->r->cr, CONF_SECT_DISK, "resync-after"));
+		}
+		peer_show_sync_state(p->r);
 		pthread_mutex_lock(&p->lock);
 		if (p->stop || p->session_err) {
 			pthread_mutex_unlock(&p->lock);

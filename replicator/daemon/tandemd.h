@@ -173,6 +173,7 @@ void peer_show_sync_state(struct resource *r);
 int peer_skip_initial_sync(struct resource *r);
 void peer_status(struct resource *r, unsigned int vi, json_object *jv);
 void resource_sync_done(struct resource *r, struct volume *v);
+void resync_after_changed(struct resource *r);
 
 /* defer.c: run fn(arg) on the main loop; any thread. */
 struct defer;
