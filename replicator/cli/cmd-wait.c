@@ -116,7 +116,7 @@ int cmd_wait(struct cli *cli, int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		json_object *resp = cli_status(cli, argv[optind], &rc), *list, *r;
-		const char *conn;
+		char conn[64];
 
 		if (!resp || !json_object_object_get_ex(resp, "resources", &list) ||
 		    !(r = json_object_array_get_idx(list, 0))) {
@@ -126,7 +126,7 @@ int cmd_wait(struct cli *cli, int argc, char **argv)
 		}
 		if (timeout < 0)
 			timeout = (long)timeout_for(c, cr, field(r, "wfc_class"));
-		conn = field(r, "connection");
+		snprintf(conn, sizeof(conn), "%s", field(r, "connection"));
 		if (sync ? synced(r) : connected(conn)) {
 			printf("%s: %s\n", argv[optind], conn);
 			json_object_put(resp);
