@@ -47,14 +47,17 @@ head -c 1M /dev/urandom >"$tmp/src2"
 nbdcopy "$tmp/src2" "$(nbd_uri_of a)"
 oos=$(field a oos)
 [ "$oos" -ge 1024 ] && [ "$oos" -le 1100 ] || fail "alice marks $oos KiB out of sync, expected ~1024"
+ns0=$(field a ns)
 on b connect r0
 wait_for a connection Connected
 wait_for b disk UpToDate
 [ "$(field a oos)" = 0 ] || fail "still out of sync after the resync: $(field a oos) KiB"
+moved=$(( $(field a ns) - ns0 ))
+[ "$moved" -ge 1024 ] && [ "$moved" -le 1200 ] || fail "the resync sent $moved KiB, expected ~1024"
 grep -q 'resync as SyncSource: 10[0-9][0-9] KiB to copy' "$tmp/tandemd-a.log" ||
 	{ grep 'resync as' "$tmp/tandemd-a.log"; fail "not a bitmap-based resync of ~1 MiB"; }
 same_data "after the reconnect"
-echo "ok: after a disconnect only the 1 MiB written meanwhile was resynced"
+echo "ok: after a disconnect only the 1 MiB written meanwhile was resynced ($moved KiB sent)"
 
 # a wrong shared secret: StandAlone with a clear message, and no retry
 on a secondary r0
