@@ -727,6 +727,10 @@ int peer_session(struct peer *p)
 		resource_freeze(r, false);
 	}
 	peer_fail(p, rc);
+	pthread_mutex_lock(&p->lock);
+	if (p->session_err)
+		rc = p->session_err; /* the first error is the cause */
+	pthread_mutex_unlock(&p->lock);
 	sync_stop(p);
 	repl_stop_meta(p);
 	repl_fail_all(p, rc);
