@@ -16,7 +16,8 @@ struct peer_req {
 	uint64_t sector;
 	uint32_t size;
 	unsigned int vnr;
-	bool acked;           /* protocol B: RECV_ACK seen (C waits for WRITE_ACK) */
+	uint32_t epoch;       /* the epoch it was sent in */
+	bool done_called;     /* done() ran: waits only for the epoch's ack */
 	void (*done)(void *arg, int rc);
 	void *arg;
 	struct peer_req *next;
@@ -70,6 +71,8 @@ struct peer {
 	uint64_t next_id;
 	uint32_t barrier_nr;       /* last barrier sent */
 	uint32_t barrier_acked;    /* last barrier acked */
+	struct epoch *ep;          /* epochs of the writes we send */
+	uint32_t recv_epoch_writes; /* writes received since the last barrier */
 	int session_err;           /* first error of the session */
 	pthread_t meta_thread, rs_thread;
 	bool meta_running, rs_running;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "epoch.h"
 #include "log.h"
 #include "peer-int.h"
 
@@ -773,6 +774,7 @@ void peer_stop(struct resource *r)
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
+	epoch_free(p->ep);
 	free(p);
 	resource_set_conn(r, CONN_STANDALONE, ROLE_UNKNOWN, DISK_DUNKNOWN, "disconnect");
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "epoch.h"
 #include "peer-int.h"
 
 static int64_t now_ms(void)
@@ -137,24 +138,6 @@ static void tl_add(struct peer *p, struct peer_req *q)
 	p->tl_tail = q;
 }
 
-/* Take the request with this id out of the transfer log (lock held). */
-static struct peer_req *tl_take(struct peer *p, uint64_t id)
-{
-	struct peer_req **pp, *prev = NULL;
-
-	for (pp = &p->tl; *pp; prev = *pp, pp = &(*pp)->next) {
-		struct peer_req *q = *pp;
-
-		if (q->id != id)
-			continue;
-		*pp = q->next;
-		if (p->tl_tail == q)
-			p->tl_tail = prev;
-		return q;
-	}
-	return NULL;
-}
-
 /* The link is gone: every write waiting for the peer is out of sync. */
 void repl_fail_all(struct peer *p, int rc)
 {
@@ -172,7 +155,8 @@ void repl_fail_all(struct peer *p, int rc)
 		next = q->next;
 		if (pv)
 			volume_mark_oos(pv->v, q->sector * 512, q->size);
-		q->done(q->arg, rc < 0 ? rc : -ECONNRESET);
+		if (!q->done_called)
+			q->done(q->arg, rc < 0 ? rc : -ECONNRESET);
 		free(q);
 	}
 }
@@ -188,10 +172,56 @@ bool peer_live(struct resource *r)
  * it failed and the blocks were marked out of sync); 0: not connected
  * (the caller marked the blocks already); negative errno: not sent.
  */
+/* Send under send_lock (held): a failure ends the session. */
+static int send_locked(struct peer *p, const struct wire_pkt *pkt)
+{
+	int rc, tries = p->ko_count > 0 ? p->ko_count : 1;
+
+	do /* each timeout costs one of ko-count (DRBD's ko counter) */
+		rc = p->data ? pktio_send(p->data, pkt, p->timeout_ms) : -ENOTCONN;
+	while (rc == -ETIMEDOUT && --tries > 0);
+	return rc;
+}
+
+static int send_barrier_locked(struct peer *p, uint32_t nr)
+{
+	struct wire_pkt b;
+
+	memset(&b, 0, sizeof(b));
+	b.type = WIRE_P_BARRIER;
+	b.volume = WIRE_VOL_NONE;
+	b.u.barrier.barrier = nr;
+	return send_locked(p, &b);
+}
+
+static void close_due_epoch(struct peer *p);
+
+/* The peer's leg of q is done as far as the application is concerned
+ * (A: sent, B: received, C: written); p->lock held. */
+static void leg_done_locked(struct peer *p, struct peer_req *q)
+{
+	epoch_completed(p->ep, q->epoch);
+	q->done_called = true;
+}
+
+/*
+ * Send a write (P_DATA, or P_TRIM / P_WRITE_ZEROES without buf) to the
+ * peer. 1: done(arg, rc) is called once the peer's leg completes (rc < 0:
+ * it failed and the blocks were marked out of sync); 0: not connected
+ * (the caller marked the blocks already); negative errno: not sent.
+ *
+ * The write joins the current epoch; the barrier that closes an epoch
+ * goes out before the first write of the next one, both under send_lock
+ * so that no write crosses a barrier on the wire. The request stays in
+ * the transfer log until its epoch is acknowledged (protocols A and B
+ * complete earlier, but a link failure before the ack marks the blocks
+ * out of sync).
+ */
 int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
 		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg)
 {
 	struct peer *p = r->peer;
+	uint32_t nr = 0, bar;
 	struct peer_req *q;
 	struct wire_pkt pkt;
 	int rc;
@@ -213,63 +243,94 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 		dp_flags |= WIRE_DP_SEND_RECV_ACK;
 	else if (p->protocol == WIRE_PROTO_C)
 		dp_flags |= WIRE_DP_SEND_WRITE_ACK;
+
+	pthread_mutex_lock(&p->send_lock);
 	pthread_mutex_lock(&p->lock);
-	if (!p->live) {
+	for (;;) {
+		if (!p->live || p->session_err) {
+			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_unlock(&p->send_lock);
+			free(q);
+			return 0;
+		}
+		rc = epoch_write(p->ep, &nr, &bar);
+		if (rc == 0)
+			break;
+		if (rc == -EBUSY) { /* too many epochs wait for acks: let them go */
+			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_unlock(&p->send_lock);
+			pthread_mutex_lock(&p->lock);
+			if (epoch_unacked(p->ep) > 0 && p->live && !p->session_err)
+				pthread_cond_wait(&p->cond, &p->lock);
+			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_lock(&p->send_lock);
+			pthread_mutex_lock(&p->lock);
+			continue;
+		}
 		pthread_mutex_unlock(&p->lock);
-		free(q);
-		return 0;
+		rc = send_barrier_locked(p, bar);
+		pthread_mutex_lock(&p->lock);
+		if (rc < 0)
+			break;
 	}
 	q->id = ++p->next_id;
-	if (p->protocol != WIRE_PROTO_A)
-		tl_add(p, q);
+	q->epoch = nr;
+	tl_add(p, q);
 	pthread_mutex_unlock(&p->lock);
-	if (type == WIRE_P_DATA) {
-		pkt.u.data = (struct wire_data){q->sector, q->id, 0, dp_flags};
-		pkt.data = buf;
-		pkt.data_len = len;
-	} else {
-		pkt.u.zeroes = (struct wire_zeroes){q->sector, q->id, 0, dp_flags, len};
+	if (rc == 0) {
+		if (type == WIRE_P_DATA) {
+			pkt.u.data = (struct wire_data){q->sector, q->id, 0, dp_flags};
+			pkt.data = buf;
+			pkt.data_len = len;
+		} else {
+			pkt.u.zeroes = (struct wire_zeroes){q->sector, q->id, 0, dp_flags, len};
+		}
+		rc = send_locked(p, &pkt);
 	}
-	rc = peer_send(p, &pkt);
-	if (rc == 0)
-		__atomic_add_fetch(&v->c.ns, len / 1024, __ATOMIC_RELAXED);
-	if (p->protocol == WIRE_PROTO_A) {
-		/* done once handed to the socket */
-		if (rc < 0)
-			volume_mark_oos(v, off, len);
-		done(arg, rc);
-		free(q);
+	pthread_mutex_unlock(&p->send_lock);
+	if (rc < 0) { /* the teardown marks the blocks and fails the request */
+		peer_fail(p, rc);
 		return 1;
 	}
-	/* a failed send ends the session, whose teardown fails the request */
+	__atomic_add_fetch(&v->c.ns, len / 1024, __ATOMIC_RELAXED);
+	if (p->protocol == WIRE_PROTO_A) { /* done once handed to the socket */
+		pthread_mutex_lock(&p->lock);
+		leg_done_locked(p, q);
+		pthread_mutex_unlock(&p->lock);
+		done(arg, 0);
+		close_due_epoch(p);
+	}
 	return 1;
 }
 
-/* FLUSH: a barrier round trip, after which every write acknowledged
- * before it is on the peer's stable storage. 0 if not connected. */
+/* FLUSH: close the epoch with a barrier and wait for its ack, after which
+ * every write sent before it is on the peer's stable storage. 0 if not
+ * connected (a link failure marks the writes out of sync). */
 int peer_flush(struct resource *r)
 {
 	struct peer *p = r->peer;
-	struct wire_pkt pkt;
-	uint32_t nr;
-	int rc = 0;
+	uint32_t nr = 0;
+	int rc;
 
 	if (!peer_live(r))
 		return 0;
+	pthread_mutex_lock(&p->send_lock);
 	pthread_mutex_lock(&p->lock);
-	nr = ++p->barrier_nr;
-	pthread_mutex_unlock(&p->lock);
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = WIRE_P_BARRIER;
-	pkt.volume = WIRE_VOL_NONE;
-	pkt.u.barrier.barrier = nr;
-	if (peer_send(p, &pkt) < 0)
-		return 0; /* the link failed: the writes are marked out of sync */
-	pthread_mutex_lock(&p->lock);
-	while (p->live && (int32_t)(p->barrier_acked - nr) < 0)
+	while ((rc = epoch_flush(p->ep, &nr)) == -EBUSY && p->live && !p->session_err)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	return rc;
+	if (rc == 0)
+		rc = send_barrier_locked(p, nr);
+	pthread_mutex_unlock(&p->send_lock);
+	if (rc < 0) {
+		peer_fail(p, rc);
+		return 0;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (p->live && !p->session_err && (int32_t)(p->barrier_acked - nr) < 0)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- the data stream */
@@ -299,6 +360,7 @@ static int on_data(struct peer *p, const struct wire_pkt *pkt)
 			return rc;
 	}
 	__atomic_add_fetch(&pv->v->c.nr, pkt->data_len / 1024, __ATOMIC_RELAXED);
+	p->recv_epoch_writes++;
 	rc = volume_peer_write(pv->v, w->sector * 512, pkt->data_len, pkt->data,
 			       w->dp_flags & WIRE_DP_FUA);
 	if (rc < 0)
@@ -317,6 +379,7 @@ static int on_zeroes(struct peer *p, const struct wire_pkt *pkt)
 
 	if (!pv || z->sector * 512 + z->size > pv->v->size_sect * 512)
 		return -EPROTO;
+	p->recv_epoch_writes++;
 	rc = volume_peer_trim(pv->v, z->sector * 512, z->size, pkt->type == WIRE_P_WRITE_ZEROES);
 	memset(&a, 0, sizeof(a));
 	a.type = rc < 0 ? WIRE_P_NEG_ACK
@@ -339,7 +402,8 @@ static int on_barrier(struct peer *p, const struct wire_pkt *pkt)
 	memset(&a, 0, sizeof(a));
 	a.type = WIRE_P_BARRIER_ACK;
 	a.volume = WIRE_VOL_NONE;
-	a.u.barrier = (struct wire_barrier){pkt->u.barrier.barrier, 0};
+	a.u.barrier = (struct wire_barrier){pkt->u.barrier.barrier, p->recv_epoch_writes};
+	p->recv_epoch_writes = 0;
 	return peer_send_meta(p, &a);
 }
 
@@ -517,29 +581,59 @@ int repl_receive(struct peer *p)
 
 /* ---------------------------------------------------------------- the meta stream */
 
+/* Find the request with this id in the transfer log (lock held). */
+static struct peer_req *tl_find(struct peer *p, uint64_t id)
+{
+	struct peer_req *q;
+
+	for (q = p->tl; q; q = q->next)
+		if (q->id == id)
+			return q;
+	return NULL;
+}
+
+/* A completion closed the epoch: send its barrier now. */
+static void close_due_epoch(struct peer *p)
+{
+	uint32_t bar;
+	int rc;
+
+	pthread_mutex_lock(&p->send_lock);
+	pthread_mutex_lock(&p->lock);
+	rc = p->live && !p->session_err ? epoch_close_due(p->ep, &bar) : 0;
+	pthread_mutex_unlock(&p->lock);
+	if (rc == 1)
+		rc = send_barrier_locked(p, bar);
+	pthread_mutex_unlock(&p->send_lock);
+	if (rc < 0 && rc != -EBUSY)
+		peer_fail(p, rc);
+}
+
+/* RECV_ACK (B), WRITE_ACK (C), NEG_ACK: the application's side of the
+ * peer's leg completes; the request stays until its epoch is acked. */
 static void on_ack(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_req *q;
-	int rc = pkt->type == WIRE_P_NEG_ACK ? -EIO : 0;
+	bool neg = pkt->type == WIRE_P_NEG_ACK;
 
+	if (pkt->type == WIRE_P_RECV_ACK && p->protocol != WIRE_PROTO_B)
+		return; /* C waits for the write */
 	pthread_mutex_lock(&p->lock);
-	if (pkt->type == WIRE_P_RECV_ACK) {
-		/* protocol B: the peer has it; C would wait for the write */
-		q = p->protocol == WIRE_PROTO_B ? tl_take(p, pkt->u.ack.id) : NULL;
-	} else {
-		q = tl_take(p, pkt->u.ack.id);
-	}
-	pthread_mutex_unlock(&p->lock);
-	if (!q)
+	q = tl_find(p, pkt->u.ack.id);
+	if (!q || q->done_called) {
+		pthread_mutex_unlock(&p->lock);
 		return;
-	if (rc < 0) {
+	}
+	leg_done_locked(p, q);
+	pthread_mutex_unlock(&p->lock);
+	close_due_epoch(p);
+	if (neg) {
 		struct peer_vol *pv = peer_vol_of(p, (uint16_t)q->vnr);
 
 		if (pv)
 			volume_mark_oos(pv->v, q->sector * 512, q->size);
 	}
-	q->done(q->arg, rc);
-	free(q);
+	q->done(q->arg, neg ? -EIO : 0);
 }
 
 static void on_ping(struct peer *p, const struct wire_pkt *pkt)
@@ -554,13 +648,42 @@ static void on_ping_ack(struct peer *p, const struct wire_pkt *pkt)
 	/* any packet shows the peer is alive: nothing else to do */
 }
 
+/* The peer has every write of the epoch on stable storage: its requests
+ * leave the transfer log. */
 static void on_barrier_ack(struct peer *p, const struct wire_pkt *pkt)
 {
+	uint32_t nr = pkt->u.barrier.barrier, writes = 0;
+	struct peer_req **pp, *q, *done = NULL;
+	int rc;
+
 	pthread_mutex_lock(&p->lock);
-	if ((int32_t)(pkt->u.barrier.barrier - p->barrier_acked) > 0)
-		p->barrier_acked = pkt->u.barrier.barrier;
+	rc = epoch_ack(p->ep, nr, pkt->u.barrier.set_size, &writes);
+	if (rc == 0) {
+		p->barrier_acked = nr;
+		for (pp = &p->tl; (q = *pp);) {
+			if ((int32_t)(q->epoch - nr) <= 0 && q->done_called) {
+				*pp = q->next;
+				q->next = done;
+				done = q;
+			} else {
+				pp = &q->next;
+			}
+		}
+		for (p->tl_tail = NULL, q = p->tl; q; q = q->next)
+			p->tl_tail = q;
+	}
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	if (rc < 0) {
+		log_res(LOG_ERR, p->r->name,
+			"protocol error: P_BARRIER_ACK %u with %u writes does not match the epochs "
+			"sent", nr, pkt->u.barrier.set_size);
+		peer_fail(p, -EPROTO);
+	}
+	for (; done; done = q) {
+		q = done->next;
+		free(done);
+	}
 }
 
 /* One row per packet type handled on the meta stream; the others (the
@@ -702,6 +825,15 @@ int peer_session(struct peer *p)
 		p->pv[i].v = &r->vols[i];
 	p->session_err = 0;
 	p->barrier_nr = p->barrier_acked = 0;
+	p->recv_epoch_writes = 0;
+	if (!p->ep && epoch_new((uint32_t)conf_res_num(r->d->conf, r->cr, CONF_SECT_NET,
+						       "max-epoch-size"),
+				1024, &p->ep) < 0) {
+		free(p->pv);
+		p->pv = NULL;
+		return -ENOMEM;
+	}
+	epoch_reset(p->ep);
 	resource_freeze(r, true); /* writes wait until the bitmaps are exchanged */
 	rc = sync_handshake(p);
 	if (rc == 0) {
