@@ -238,6 +238,7 @@ struct nbd_op {
 	int res;
 	bool refused; /* by validation, already logged */
 	int legs;     /* writes: local, and the peer's while connected */
+	bool diskless; /* written to the peer only */
 	int local_rc;
 	bool net_ok;
 	char *buf;
@@ -286,6 +287,10 @@ static void leg_done(struct nbd_op *op)
 
 	if (__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	if (op->diskless) {
+		op_queue(op, op->net_ok ? 0 : -EIO);
+		return;
+	}
 	rc = op->local_rc < 0 && !op->net_ok ? op->local_rc : 0;
 	volume_write_end(op->x->v, &op->range, op->local_rc);
 	op_queue(op, rc);
@@ -382,6 +387,13 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 	}
 	switch (req->type) {
 	case NBD_CMD_READ:
+		if (peer_reads_remote(x->v->res, x->v)) { /* diskless, or not UpToDate */
+			rc = peer_read(x->v->res, x->v, req->offset, req->length, op->buf,
+				       read_done, op);
+			if (rc < 0)
+				op_queue(op, rc);
+			return 0;
+		}
 		rc = volume_submit(x->v, IOENG_READ, op->buf, req->offset, req->length, read_done, op);
 		if (rc < 0)
 			op_queue(op, rc);
@@ -393,7 +405,20 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 		}
 		op->range.off = req->offset;
 		op->range.len = req->length;
-		rc = volume_write_begin(x->v, &op->range);
+		rc = volume_diskless(x->v) ? -EIO : volume_write_begin(x->v, &op->range);
+		if (rc < 0 && peer_live(x->v->res)) {
+			/* no local disk (or it just failed): to the peer only, which
+			 * marks the blocks as missing here (P_OUT_OF_SYNC first) */
+			op->diskless = true;
+			op->legs = 1;
+			peer_mark_missing(x->v->res, x->v, req->offset, req->length);
+			rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length,
+					 op->buf, (req->flags & NBD_CMD_FLAG_FUA) ? WIRE_DP_FUA : 0,
+					 net_done, op);
+			if (rc <= 0)
+				op_queue(op, rc < 0 ? rc : -EIO);
+			return 0;
+		}
 		if (rc < 0) {
 			op_queue(op, rc);
 			return 0;
@@ -411,14 +436,17 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 			write_done(op, rc);
 		return 0;
 	case NBD_CMD_FLUSH:
-		rc = volume_flush(x->v);
+		rc = volume_diskless(x->v) && peer_live(x->v->res) ? 0 : volume_flush(x->v);
 		if (rc == 0)
 			rc = peer_flush(x->v->res);
 		break;
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
-		rc = volume_trim(x->v, req->offset, req->length, req->type == NBD_CMD_WRITE_ZEROES,
-				 !(req->flags & NBD_CMD_FLAG_NO_HOLE));
+		rc = volume_diskless(x->v) && peer_live(x->v->res)
+			     ? 0
+			     : volume_trim(x->v, req->offset, req->length,
+					   req->type == NBD_CMD_WRITE_ZEROES,
+					   !(req->flags & NBD_CMD_FLAG_NO_HOLE));
 		if (rc == 0)
 			rc = peer_trim_wait(x->v->res, x->v, req->type == NBD_CMD_WRITE_ZEROES,
 					    req->offset, req->length);

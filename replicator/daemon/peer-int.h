@@ -23,6 +23,16 @@ struct peer_req {
 	struct peer_req *next;
 };
 
+/* A read served by the peer (diskless Primary, or local data not UpToDate). */
+struct peer_read {
+	uint64_t id;
+	void *buf;
+	uint32_t len;
+	void (*done)(void *arg, int res);
+	void *arg;
+	struct peer_read *next;
+};
+
 /* Per volume, what the handshake learnt and the resync in progress. */
 struct peer_vol {
 	struct volume *v;
@@ -68,6 +78,7 @@ struct peer {
 	/* the session (sync.c, repl.c) */
 	bool live;                 /* writes go to the peer */
 	struct peer_req *tl, *tl_tail;
+	struct peer_read *reads;   /* reads waiting for P_DATA_REPLY */
 	uint64_t next_id;
 	uint32_t barrier_nr;       /* last barrier sent */
 	uint32_t barrier_acked;    /* last barrier acked */

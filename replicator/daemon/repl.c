@@ -138,14 +138,18 @@ static void tl_add(struct peer *p, struct peer_req *q)
 	p->tl_tail = q;
 }
 
-/* The link is gone: every write waiting for the peer is out of sync. */
+/* The link is gone: every write waiting for the peer is out of sync;
+ * reads waiting for it fail. */
 void repl_fail_all(struct peer *p, int rc)
 {
 	struct peer_req *q, *next;
+	struct peer_read *rd, *rnext;
 
 	pthread_mutex_lock(&p->lock);
 	q = p->tl;
 	p->tl = p->tl_tail = NULL;
+	rd = p->reads;
+	p->reads = NULL;
 	__atomic_store_n(&p->live, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
@@ -158,6 +162,11 @@ void repl_fail_all(struct peer *p, int rc)
 		if (!q->done_called)
 			q->done(q->arg, rc < 0 ? rc : -ECONNRESET);
 		free(q);
+	}
+	for (; rd; rd = rnext) {
+		rnext = rd->next;
+		rd->done(rd->arg, -EIO);
+		free(rd);
 	}
 }
 
@@ -333,6 +342,147 @@ int peer_flush(struct resource *r)
 	return 0;
 }
 
+/* Tell the peer that [off, off+len) will not be on this node's disk. */
+void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len)
+{
+	struct wire_pkt pkt;
+
+	if (!peer_live(r))
+		return;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_OUT_OF_SYNC;
+	pkt.volume = (uint16_t)v->vnr;
+	pkt.u.oos = (struct wire_oos){off / 512, len};
+	peer_send(r->peer, &pkt);
+}
+
+/* ---------------------------------------------------------------- remote reads */
+
+/* Should reads of v go to the peer? (no local UpToDate data, and the peer
+ * has it) */
+bool peer_reads_remote(struct resource *r, struct volume *v)
+{
+	struct state s;
+
+	if (!peer_live(r))
+		return false;
+	s = resource_state(r);
+	return s.pdsk == DISK_UPTODATE && (!v->md || v->failing || v->disk < DISK_UPTODATE);
+}
+
+/* Read through the peer: 1 if sent (done(arg, len or -errno) follows),
+ * negative errno if not. */
+int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
+	      void (*done)(void *arg, int res), void *arg)
+{
+	struct peer *p = r->peer;
+	struct peer_read *rd = calloc(1, sizeof(*rd));
+	struct wire_pkt pkt;
+	int rc;
+
+	if (!rd)
+		return -ENOMEM;
+	rd->buf = buf;
+	rd->len = len;
+	rd->done = done;
+	rd->arg = arg;
+	pthread_mutex_lock(&p->lock);
+	if (!p->live || p->session_err) {
+		pthread_mutex_unlock(&p->lock);
+		free(rd);
+		return -EIO;
+	}
+	rd->id = ++p->next_id;
+	rd->next = p->reads;
+	p->reads = rd;
+	pthread_mutex_unlock(&p->lock);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_DATA_REQUEST;
+	pkt.volume = (uint16_t)v->vnr;
+	pkt.u.req = (struct wire_req){off / 512, rd->id, len};
+	rc = peer_send(p, &pkt);
+	return rc < 0 ? 1 : 1; /* a failed send fails the read in the teardown */
+}
+
+static struct peer_read *read_take(struct peer *p, uint64_t id)
+{
+	struct peer_read **pp, *rd;
+
+	pthread_mutex_lock(&p->lock);
+	for (pp = &p->reads; (rd = *pp); pp = &rd->next)
+		if (rd->id == id) {
+			*pp = rd->next;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	return rd;
+}
+
+/* The peer reads for us: the range is claimed while it is read and sent. */
+static int on_data_request(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	const struct wire_req *q = &pkt->u.req;
+	struct wire_pkt rep;
+	uint8_t *buf;
+	int rc;
+
+	if (!pv || !q->size || q->size > WIRE_MAX_DATA ||
+	    q->sector + (q->size + 511) / 512 > pv->v->size_sect)
+		return -EPROTO;
+	buf = malloc(q->size);
+	if (!buf)
+		return -ENOMEM;
+	memset(&rep, 0, sizeof(rep));
+	rep.volume = pkt->volume;
+	rc = pv->v->disk == DISK_UPTODATE
+		     ? volume_read_claimed(pv->v, q->sector * 512, q->size, buf, NULL, NULL)
+		     : -EIO;
+	if (rc < 0) {
+		free(buf);
+		rep.type = WIRE_P_NEG_DREPLY;
+		rep.u.ack = (struct wire_ack){q->sector, q->id, q->size, 0};
+		return peer_send_meta(p, &rep);
+	}
+	rep.type = WIRE_P_DATA_REPLY;
+	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
+	rep.data = buf;
+	rep.data_len = q->size;
+	rc = peer_send(p, &rep);
+	volume_read_release(pv->v, q->sector * 512, q->size);
+	free(buf);
+	return rc;
+}
+
+static int on_data_reply(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_read *rd = read_take(p, pkt->u.data.id);
+
+	if (!rd)
+		return -EPROTO;
+	if (pkt->data_len != rd->len) {
+		rd->done(rd->arg, -EIO);
+		free(rd);
+		return -EPROTO;
+	}
+	memcpy(rd->buf, pkt->data, rd->len);
+	rd->done(rd->arg, (int)rd->len);
+	free(rd);
+	return 0;
+}
+
+static void on_neg_dreply(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_read *rd = read_take(p, pkt->u.ack.id);
+
+	if (!rd)
+		return;
+	log_res(LOG_ERR, p->r->name, "the peer could not read %u bytes at sector %llu either",
+		rd->len, (unsigned long long)pkt->u.ack.sector);
+	rd->done(rd->arg, -EIO);
+	free(rd);
+}
+
 /* ---------------------------------------------------------------- the data stream */
 
 static int ack(struct peer *p, uint16_t type, const struct wire_pkt *in, uint32_t size)
@@ -363,6 +513,8 @@ static int on_data(struct peer *p, const struct wire_pkt *pkt)
 	p->recv_epoch_writes++;
 	rc = volume_peer_write(pv->v, w->sector * 512, pkt->data_len, pkt->data,
 			       w->dp_flags & WIRE_DP_FUA);
+	if (rc == 0 && pv->pstate.disk < DISK_INCONSISTENT) /* the writer has no disk */
+		volume_mark_oos(pv->v, w->sector * 512, pkt->data_len);
 	if (rc < 0)
 		return ack(p, WIRE_P_NEG_ACK, pkt, pkt->data_len);
 	if (w->dp_flags & WIRE_DP_SEND_WRITE_ACK)
@@ -414,6 +566,25 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 
 	if (!pv)
 		return -EPROTO;
+	if (pkt->u.state.role == ROLE_PRIMARY && pkt->u.state.disk < DISK_INCONSISTENT &&
+	    pv->pstate.disk >= DISK_INCONSISTENT) {
+		/* the Primary lost its disk: writes now exist only here, a new
+		 * data generation starts (ref §5) */
+		struct volume *v = pv->v;
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
+			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+			gi_new_current(&g, (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ g.uuid[0],
+				       false);
+			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+			volume_sync_sb(v);
+		}
+		pthread_mutex_unlock(&v->lock);
+		log_res(LOG_NOTICE, p->r->name,
+			"volume %u: the Primary has no disk now; it reads and writes here", v->vnr);
+	}
 	pv->pstate = pkt->u.state;
 	peer_show_sync_state(p->r);
 	s = resource_state(p->r);
@@ -545,6 +716,8 @@ static const struct {
 	{WIRE_P_OUT_OF_SYNC, on_oos},
 	{WIRE_P_RS_DATA_REQUEST, sync_on_rs_request},
 	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply},
+	{WIRE_P_DATA_REQUEST, on_data_request},
+	{WIRE_P_DATA_REPLY, on_data_reply},
 };
 
 int repl_receive(struct peer *p)
@@ -700,6 +873,7 @@ static const struct {
 	{WIRE_P_RS_WRITE_ACK, sync_on_rs_ack},
 	{WIRE_P_NEG_RS_DREPLY, sync_on_rs_ack},
 	{WIRE_P_BARRIER_ACK, on_barrier_ack},
+	{WIRE_P_NEG_DREPLY, on_neg_dreply},
 };
 
 static void *meta_thread(void *arg)

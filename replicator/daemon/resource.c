@@ -249,11 +249,20 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
 			return rc;
 		}
+		if (peer_live(r) && ns.pdsk == DISK_UPTODATE) {
+			/* the peer carried on without this disk: it is behind */
+			pthread_mutex_lock(&v->lock);
+			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
+			v->disk = DISK_OUTDATED;
+			volume_sync_sb(v);
+			pthread_mutex_unlock(&v->lock);
+		}
 		n++;
 	}
 	if (n) {
 		ns.disk = worst_disk(r);
 		resource_set_state(r, &ns, "attach");
+		peer_renegotiate(r); /* a resync brings the disk up to date */
 	}
 	return 0;
 }
@@ -580,6 +589,7 @@ static void detach_failed(struct resource *r, struct volume *v)
 	v->disk = DISK_DISKLESS;
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "after a local I/O error");
+	peer_state_changed(r);
 	log_res(LOG_ERR, r->name,
 		"volume %u: detached after a local I/O error. %s Check the disk, then "
 		"'tandemadm attach %s' (the activity log marks what may differ).",
@@ -605,6 +615,7 @@ void resource_volume_failed(struct volume *v)
 	v->disk = DISK_FAILED;
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "local I/O error");
+	peer_state_changed(r);
 	if (policy && !strcmp(policy, "call-local-io-error") &&
 	    handler_run(r, "local-io-error", (int)v->vnr, local_io_error_done, v) == 0)
 		return; /* detaches when the handler is done */
@@ -627,6 +638,7 @@ void resource_volume_error_passed(struct volume *v)
 	pthread_mutex_unlock(&v->lock);
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "local I/O error passed on");
+	peer_state_changed(r);
 	check_incon_degr(r);
 }
 

@@ -165,6 +165,11 @@ bool peer_live(struct resource *r);
 int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
 		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg);
 int peer_flush(struct resource *r);
+bool peer_reads_remote(struct resource *r, struct volume *v);
+int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
+	      void (*done)(void *arg, int res), void *arg);
+bool volume_diskless(struct volume *v);
+void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len);
 int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len);
 int peer_send_state(struct peer *p, unsigned int vi);
 void peer_state_changed(struct resource *r);

@@ -914,3 +914,14 @@ int volume_rs_write(struct volume *v, uint64_t off, uint32_t len, const void *bu
 	pthread_mutex_unlock(&v->lock);
 	return rc;
 }
+
+/* No local disk to read or write (detached, or failing). */
+bool volume_diskless(struct volume *v)
+{
+	bool d;
+
+	pthread_mutex_lock(&v->lock);
+	d = !v->md || v->failing;
+	pthread_mutex_unlock(&v->lock);
+	return d;
+}

@@ -256,7 +256,7 @@ static const struct wire_row rows[WIRE_P_COUNT] = {
 	ROW(WRITE_ZEROES, D, VOL, 32, 32, 32, WIRE_F_WRITE_ZEROES, f_zeroes, TAIL_NONE,
 	    check_zeroes),
 	ROW(BARRIER, D, CONN, 8, 8, 8, 0, f_barrier, TAIL_NONE, NULL),
-	ROW(OUT_OF_SYNC, D, VOL, 16, 16, 16, WIRE_F_AHEAD, f_oos, TAIL_NONE, check_oos),
+	ROW(OUT_OF_SYNC, D, VOL, 16, 16, 16, 0, f_oos, TAIL_NONE, check_oos),
 	ROW(DATA_REQUEST, D, VOL, 24, 24, 24, WIRE_F_REMOTE_READ, f_req, TAIL_NONE, check_req),
 	ROW(DATA_REPLY, D, VOL, 28, 540, DMAX, WIRE_F_REMOTE_READ, f_reply, TAIL_DATA,
 	    check_data),
