@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -244,4 +245,98 @@ void handler_forget(struct resource *r)
 	for (c = children; c; c = c->next)
 		if (c->r == r)
 			c->r = NULL;
+}
+
+/* ---------------------------------------------------------------- from other threads */
+
+struct handler_wait {
+	struct resource *r;
+	char name[32];
+	int vnr;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	int result;
+	int refs; /* the waiter and the main loop */
+};
+
+static void wait_put(struct handler_wait *w)
+{
+	bool last;
+
+	pthread_mutex_lock(&w->lock);
+	last = --w->refs == 0;
+	pthread_mutex_unlock(&w->lock);
+	if (last) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w);
+	}
+}
+
+static void wait_finish(struct handler_wait *w, int result)
+{
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	w->result = result;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	wait_put(w);
+}
+
+static void wait_done(struct resource *r, const char *name, int result, void *arg)
+{
+	wait_finish(arg, result);
+}
+
+static void wait_start(void *arg)
+{
+	struct handler_wait *w = arg;
+	int rc = handler_run(w->r, w->name, w->vnr, wait_done, w);
+
+	if (rc != 0)
+		wait_finish(w, rc == 1 ? 0 : 1); /* not configured: 0, as drbdadm */
+}
+
+int handler_run_wait(struct resource *r, const char *name, int vnr, bool (*abort_fn)(void *),
+		     void *arg)
+{
+	struct handler_wait *w = calloc(1, sizeof(*w));
+	int result;
+
+	if (!w)
+		return -ENOMEM;
+	w->r = r;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->vnr = vnr;
+	w->refs = 2;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (defer_call(r->d->defer, wait_start, w) < 0) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&w->lock);
+	while (!w->done) {
+		struct timespec ts;
+
+		if (abort_fn && abort_fn(arg)) {
+			pthread_mutex_unlock(&w->lock);
+			wait_put(w);
+			return -ECANCELED;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+	}
+	result = w->result;
+	pthread_mutex_unlock(&w->lock);
+	wait_put(w);
+	return result;
 }

@@ -384,6 +384,13 @@ static int recv_bitmap(struct peer *p, struct volume *v)
 
 /* ---------------------------------------------------------------- the handshake */
 
+static bool stopping_cb(void *arg)
+{
+	struct peer *p = arg;
+
+	return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
+}
+
 static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 {
 	struct peer_vol *pv = &p->pv[vi];
@@ -428,8 +435,16 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		rc = expect(p, WIRE_P_SYNC_UUID, (uint16_t)v->vnr, &pkt);
 		if (rc < 0)
 			return rc;
-		if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "before-resync-target"))
-			handler_run(p->r, "before-resync-target", (int)v->vnr, NULL, NULL);
+		/* DRBD: a non-zero exit of before-resync-target refuses the resync */
+		rc = handler_run_wait(p->r, "before-resync-target", (int)v->vnr, stopping_cb, p);
+		if (rc != 0) {
+			if (rc > 0)
+				log_res(LOG_ERR, p->r->name,
+					"volume %u: before-resync-target exited with %d: no resync, "
+					"disconnecting; fix what it checks, then 'tandemadm connect %s'",
+					v->vnr, rc, p->r->name);
+			return rc > 0 ? -EACCES : rc;
+		}
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 		gi_sync_target_receive(&g, pkt.u.sync_uuid.uuid,

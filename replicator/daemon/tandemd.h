@@ -194,6 +194,10 @@ typedef void (*handler_done_fn)(struct resource *r, const char *name, int result
 int handler_init(struct tandemd *d);
 int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn done, void *arg);
 void handler_forget(struct resource *r);
+/* From a thread other than the main loop: run the handler and wait for
+ * its exit code (0 if not configured); -ECANCELED once abort_fn says so. */
+int handler_run_wait(struct resource *r, const char *name, int vnr, bool (*abort_fn)(void *),
+		     void *arg);
 
 /* resource.c */
 int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr);
