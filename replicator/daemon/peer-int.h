@@ -116,5 +116,11 @@ struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
 bool peer_after_isp(struct resource *r);
+enum state_conn peer_overall(const struct peer *p);
+
+/* peer-ops.c: the data-stream and meta-stream handlers of remote reads */
+int on_data_request(struct peer *p, const struct wire_pkt *pkt);
+int on_data_reply(struct peer *p, const struct wire_pkt *pkt);
+void on_neg_dreply(struct peer *p, const struct wire_pkt *pkt);
 
 #endif

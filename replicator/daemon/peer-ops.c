@@ -1,0 +1,326 @@
+/*
+ * peer-ops: what a live connection does besides the write path (repl.c):
+ * reads served by the peer for a Primary without UpToDate data, P_OUT_OF_SYNC
+ * for writes the Primary cannot keep, status and resync progress,
+ * pause-sync and resync-after, skipping the initial sync, renegotiation.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "peer-int.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Tell the peer that [off, off+len) will not be on this node's disk. */
+void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len)
+{
+	struct wire_pkt pkt;
+
+	if (!peer_live(r))
+		return;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_OUT_OF_SYNC;
+	pkt.volume = (uint16_t)v->vnr;
+	pkt.u.oos = (struct wire_oos){off / 512, len};
+	peer_send(r->peer, &pkt);
+}
+
+/* ---------------------------------------------------------------- remote reads */
+
+/* Should reads of v go to the peer? (no local UpToDate data, and the peer
+ * has it) */
+bool peer_reads_remote(struct resource *r, struct volume *v)
+{
+	struct state s;
+
+	if (!peer_live(r))
+		return false;
+	s = resource_state(r);
+	return s.pdsk == DISK_UPTODATE && (!v->md || v->failing || v->disk < DISK_UPTODATE);
+}
+
+/* Read through the peer: 1 if sent (done(arg, len or -errno) follows),
+ * negative errno if not. */
+int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
+	      void (*done)(void *arg, int res), void *arg)
+{
+	struct peer *p = r->peer;
+	struct peer_read *rd = calloc(1, sizeof(*rd));
+	struct wire_pkt pkt;
+	int rc;
+
+	if (!rd)
+		return -ENOMEM;
+	rd->buf = buf;
+	rd->len = len;
+	rd->done = done;
+	rd->arg = arg;
+	pthread_mutex_lock(&p->lock);
+	if (!p->live || p->session_err) {
+		pthread_mutex_unlock(&p->lock);
+		free(rd);
+		return -EIO;
+	}
+	rd->id = ++p->next_id;
+	rd->next = p->reads;
+	p->reads = rd;
+	pthread_mutex_unlock(&p->lock);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_DATA_REQUEST;
+	pkt.volume = (uint16_t)v->vnr;
+	pkt.u.req = (struct wire_req){off / 512, rd->id, len};
+	rc = peer_send(p, &pkt);
+	return rc < 0 ? 1 : 1; /* a failed send fails the read in the teardown */
+}
+
+static struct peer_read *read_take(struct peer *p, uint64_t id)
+{
+	struct peer_read **pp, *rd;
+
+	pthread_mutex_lock(&p->lock);
+	for (pp = &p->reads; (rd = *pp); pp = &rd->next)
+		if (rd->id == id) {
+			*pp = rd->next;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	return rd;
+}
+
+/* The peer reads for us: the range is claimed while it is read and sent. */
+int on_data_request(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	const struct wire_req *q = &pkt->u.req;
+	struct wire_pkt rep;
+	uint8_t *buf;
+	int rc;
+
+	if (!pv || !q->size || q->size > WIRE_MAX_DATA ||
+	    q->sector + (q->size + 511) / 512 > pv->v->size_sect)
+		return -EPROTO;
+	buf = malloc(q->size);
+	if (!buf)
+		return -ENOMEM;
+	memset(&rep, 0, sizeof(rep));
+	rep.volume = pkt->volume;
+	rc = pv->v->disk == DISK_UPTODATE
+		     ? volume_read_claimed(pv->v, q->sector * 512, q->size, buf, NULL, NULL)
+		     : -EIO;
+	if (rc < 0) {
+		free(buf);
+		rep.type = WIRE_P_NEG_DREPLY;
+		rep.u.ack = (struct wire_ack){q->sector, q->id, q->size, 0};
+		return peer_send_meta(p, &rep);
+	}
+	rep.type = WIRE_P_DATA_REPLY;
+	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
+	rep.data = buf;
+	rep.data_len = q->size;
+	rc = peer_send(p, &rep);
+	volume_read_release(pv->v, q->sector * 512, q->size);
+	free(buf);
+	return rc;
+}
+
+int on_data_reply(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_read *rd = read_take(p, pkt->u.data.id);
+
+	if (!rd)
+		return -EPROTO;
+	if (pkt->data_len != rd->len) {
+		rd->done(rd->arg, -EIO);
+		free(rd);
+		return -EPROTO;
+	}
+	memcpy(rd->buf, pkt->data, rd->len);
+	rd->done(rd->arg, (int)rd->len);
+	free(rd);
+	return 0;
+}
+
+void on_neg_dreply(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_read *rd = read_take(p, pkt->u.ack.id);
+
+	if (!rd)
+		return;
+	log_res(LOG_ERR, p->r->name, "the peer could not read %u bytes at sector %llu either",
+		rd->len, (unsigned long long)pkt->u.ack.sector);
+	rd->done(rd->arg, -EIO);
+	free(rd);
+}
+
+/*
+ * new-current-uuid --clear-bitmap while connected, both disks just
+ * created: both become UpToDate without a sync (the operator vouches that
+ * both are blank, or identical). 1 if done, 0 if this is not the case.
+ */
+int peer_skip_initial_sync(struct resource *r)
+{
+	struct peer *p = r->peer;
+	unsigned int i;
+	struct wire_pkt pkt;
+
+	if (!p || !peer_live(r) || resource_state(r).conn != CONN_CONNECTED)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; p->pv && i < r->n_vols; i++)
+		if (gi_mask(p->pv[i].puuids.uuid[GI_CURRENT]) != GI_JUST_CREATED ||
+		    gi_mask(r->vols[i].sb.uuid[MD_UI_CURRENT]) != GI_JUST_CREATED)
+			break;
+	pthread_mutex_unlock(&p->lock);
+	if (!p->pv || i < r->n_vols)
+		return 0;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+
+		pthread_mutex_lock(&v->lock);
+		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		gi_new_current_clear_bitmap(&g, (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^
+							(uint64_t)(uintptr_t)v,
+					    resource_state(r).role == ROLE_PRIMARY);
+		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+		v->disk = DISK_UPTODATE;
+		bitmap_clear_all(v->bm);
+		volume_sync_sb(v);
+		volume_writeback_bitmap_locked(v);
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = WIRE_P_UUIDS;
+		pkt.volume = (uint16_t)v->vnr;
+		memcpy(pkt.u.uuids.uuid, v->sb.uuid, sizeof(pkt.u.uuids.uuid));
+		pkt.u.uuids.flags = WIRE_UF_SKIP_INITIAL_SYNC;
+		pthread_mutex_unlock(&v->lock);
+		peer_send(p, &pkt);
+	}
+	log_res(LOG_NOTICE, r->name, "new current UUID, bitmap cleared: initial sync skipped");
+	resource_disk_changed(r);
+	return 1;
+}
+
+/* Run the handshake again (after primary --force or invalidate): the new
+ * UUIDs and disk states decide a resync, as at connect. */
+void peer_renegotiate(struct resource *r)
+{
+	if (r->peer && peer_live(r)) {
+		log_res(LOG_NOTICE, r->name, "renegotiating with the peer: the UUIDs changed");
+		peer_fail(r->peer, -ERESTART);
+	}
+}
+
+/* ---------------------------------------------------------------- status */
+
+/* Add the volume's replication state and, while it resyncs, the progress
+ * (as /proc/drbd shows it) to a status object. Main loop. */
+void peer_status(struct resource *r, unsigned int vi, json_object *jv)
+{
+	struct peer *p = r->peer;
+	struct peer_vol *pv;
+	json_object *js;
+	uint64_t total, left, done;
+	int64_t ms;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (!p->pv || vi >= r->n_vols) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	pv = &p->pv[vi];
+	json_object_object_add(jv, "replication", json_object_new_string(state_conn_name(pv->repl)));
+	if (pv->repl == CONN_SYNCSOURCE || pv->repl == CONN_SYNCTARGET) {
+		pthread_mutex_lock(&pv->v->lock);
+		left = pv->v->bm ? bitmap_weight(pv->v->bm) : 0;
+		pthread_mutex_unlock(&pv->v->lock);
+		total = pv->rs_total > left ? pv->rs_total : left;
+		done = total - left;
+		ms = now_ms() - pv->rs_start_ms;
+		js = json_object_new_object();
+		json_object_object_add(js, "total_kib", json_object_new_uint64(total * 4));
+		json_object_object_add(js, "left_kib", json_object_new_uint64(left * 4));
+		json_object_object_add(js, "percent",
+				       json_object_new_double(total ? 100.0 * (double)done / (double)total
+								    : 100.0));
+		json_object_object_add(js, "speed_kib_s",
+				       json_object_new_uint64(ms > 0 ? done * 4 * 1000 / (uint64_t)ms : 0));
+		json_object_object_add(js, "eta_s",
+				       json_object_new_uint64(done && ms > 0 ? left * (uint64_t)ms / done / 1000
+									      : 0));
+		json_object_object_add(jv, "sync", js);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---------------------------------------------------------------- pause-sync */
+
+/* resync-after: is the resource this one resyncs after still syncing? */
+bool peer_after_isp(struct resource *r)
+{
+	const char *after = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "resync-after");
+	struct resource *o;
+	struct state s;
+
+	if (!after || !(o = resource_find(r->d, after)) || o == r)
+		return false;
+	s = resource_state(o);
+	return s.conn >= CONN_STARTINGSYNCS && s.conn <= CONN_PAUSEDSYNCT &&
+	       s.conn != CONN_VERIFYS && s.conn != CONN_VERIFYT;
+}
+
+/* Is the resync of pv paused by either side (pause-sync, resync-after)? */
+bool peer_sync_paused(struct peer *p, const struct peer_vol *pv)
+{
+	return resource_state(p->r).user_isp || peer_after_isp(p->r) ||
+	       (pv->pstate.isp & (WIRE_ISP_USER | WIRE_ISP_AFTR));
+}
+
+/* The connection state as shown: PausedSync* while paused. */
+void peer_show_sync_state(struct resource *r)
+{
+	struct peer *p = r->peer;
+	struct state s = resource_state(r);
+	enum state_conn c;
+
+	if (!p || !peer_live(r))
+		return;
+	pthread_mutex_lock(&p->lock);
+	c = p->pv ? peer_overall(p) : s.conn;
+	if (p->pv && (c == CONN_SYNCSOURCE || c == CONN_SYNCTARGET) &&
+	    peer_sync_paused(p, &p->pv[0]))
+		c = c == CONN_SYNCSOURCE ? CONN_PAUSEDSYNCS : CONN_PAUSEDSYNCT;
+	pthread_mutex_unlock(&p->lock);
+	if (c != s.conn)
+		resource_set_conn(r, c, s.peer, s.pdsk, NULL);
+}
+
+/* A resync of r ended: the resources that resync after r may go on
+ * (their peers learn it from P_STATE). Any thread. */
+void resync_after_changed(struct resource *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->d->n_res; i++) {
+		struct resource *o = r->d->res[i];
+		const char *after = conf_res_text(o->d->conf, o->cr, CONF_SECT_DISK, "resync-after");
+
+		if (o == r || !after || strcmp(after, r->name) || !peer_live(o))
+			continue;
+		peer_state_changed(o);
+		peer_show_sync_state(o);
+	}
+}
