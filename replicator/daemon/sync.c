@@ -336,6 +336,15 @@ static int send_bitmap(struct peer *p, struct volume *v)
 		pkt.data_len = (uint32_t)len;
 		rc = peer_send(p, &pkt);
 	}
+	if (rc == 0) {
+		struct bmx_stats st;
+		char line[200];
+
+		bmx_enc_stats(enc, &st);
+		bmx_stats_format(&st, line, sizeof(line));
+		log_res(LOG_INFO, p->r->name, "volume %u: send bitmap stats [Bytes(packets)]: %s",
+			v->vnr, line);
+	}
 	bmx_enc_free(enc);
 	free(buf);
 	if (rc < 0)
@@ -350,11 +359,13 @@ static int send_bitmap(struct peer *p, struct volume *v)
 
 static int recv_bitmap(struct peer *p, struct volume *v)
 {
-	char why[WIRE_REASON_MAX];
+	char why[WIRE_REASON_MAX], line[200];
+	struct bmx_stats st;
 	struct wire_pkt pkt;
 	uint64_t pos = 0;
 	int rc;
 
+	bmx_stats_init(&st, bitmap_bits(v->bm));
 	for (;;) {
 		rc = pktio_recv(p->data, p->timeout_ms * 4, &pkt, why, sizeof(why));
 		if (rc < 0)
@@ -378,7 +389,11 @@ static int recv_bitmap(struct peer *p, struct volume *v)
 				strerror(-rc));
 			return -EPROTO;
 		}
+		bmx_stats_add(&st, pkt.type == WIRE_P_BITMAP ? BMX_PLAIN : BMX_RLE, pkt.data_len);
 	}
+	bmx_stats_format(&st, line, sizeof(line));
+	log_res(LOG_INFO, p->r->name, "volume %u: receive bitmap stats [Bytes(packets)]: %s",
+		v->vnr, line);
 	return 0;
 }
 
