@@ -423,6 +423,10 @@ static void print_event(json_object *ev, bool json)
 		return;
 	}
 	what = jstr(ev, "what");
+	if (!strcmp(what, "peer")) { /* the peer's role, as events2 shows it */
+		printf("change connection name:%s role:%s\n", jstr(ev, "res"), jstr(ev, "new"));
+		return;
+	}
 	printf("change %s name:%s %s:%s\n",
 	       !strcmp(what, "role")	     ? "resource"
 	       : !strcmp(what, "disk")	     ? "device"
