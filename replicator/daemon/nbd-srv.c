@@ -435,11 +435,14 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 		if (rc < 0)
 			write_done(op, rc);
 		return 0;
-	case NBD_CMD_FLUSH:
+	case NBD_CMD_FLUSH: { /* the peer flushes while we do */
+		uint32_t nr;
+
+		peer_flush_start(x->v->res, &nr);
 		rc = volume_diskless(x->v) && peer_live(x->v->res) ? 0 : volume_flush(x->v);
-		if (rc == 0)
-			rc = peer_flush(x->v->res);
+		peer_flush_wait(x->v->res, nr);
 		break;
+	}
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
 		rc = volume_diskless(x->v) && peer_live(x->v->res)

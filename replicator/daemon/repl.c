@@ -312,33 +312,54 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 	return 1;
 }
 
-/* FLUSH: close the epoch with a barrier and wait for its ack, after which
- * every write sent before it is on the peer's stable storage. 0 if not
- * connected (a link failure marks the writes out of sync). */
-int peer_flush(struct resource *r)
+/*
+ * FLUSH, in two halves so that the local flush runs while the peer
+ * flushes: peer_flush_start() closes the epoch with a barrier (0 and
+ * *nr, or 0 and *nr = 0 if not connected); peer_flush_wait() waits for
+ * its ack, after which every write sent before it is on the peer's
+ * stable storage. A link failure marks the writes out of sync instead.
+ */
+int peer_flush_start(struct resource *r, uint32_t *nr)
 {
 	struct peer *p = r->peer;
-	uint32_t nr = 0;
 	int rc;
 
+	*nr = 0;
 	if (!peer_live(r))
 		return 0;
 	pthread_mutex_lock(&p->send_lock);
 	pthread_mutex_lock(&p->lock);
-	while ((rc = epoch_flush(p->ep, &nr)) == -EBUSY && p->live && !p->session_err)
+	while ((rc = epoch_flush(p->ep, nr)) == -EBUSY && p->live && !p->session_err)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0)
-		rc = send_barrier_locked(p, nr);
+		rc = send_barrier_locked(p, *nr);
 	pthread_mutex_unlock(&p->send_lock);
 	if (rc < 0) {
+		*nr = 0;
 		peer_fail(p, rc);
-		return 0;
 	}
+	return 0;
+}
+
+void peer_flush_wait(struct resource *r, uint32_t nr)
+{
+	struct peer *p = r->peer;
+
+	if (!nr || !p)
+		return;
 	pthread_mutex_lock(&p->lock);
 	while (p->live && !p->session_err && (int32_t)(p->barrier_acked - nr) < 0)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
+}
+
+int peer_flush(struct resource *r)
+{
+	uint32_t nr;
+
+	peer_flush_start(r, &nr);
+	peer_flush_wait(r, nr);
 	return 0;
 }
 

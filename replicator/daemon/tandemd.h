@@ -165,6 +165,8 @@ bool peer_live(struct resource *r);
 int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
 		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg);
 int peer_flush(struct resource *r);
+int peer_flush_start(struct resource *r, uint32_t *nr);
+void peer_flush_wait(struct resource *r, uint32_t nr);
 bool peer_reads_remote(struct resource *r, struct volume *v);
 int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
 	      void (*done)(void *arg, int res), void *arg);
