@@ -1,0 +1,1037 @@
+#!/bin/sh
+# repl-bench.sh: two tandemd nodes replicating over a veth link, against
+# nbdkit on the peer reached over the same link (doc/perf-repl.md). The
+# nodes alice (Primary) and bob live in two network namespaces joined by a
+# veth pair; fio runs in alice's namespace with the nbd engine. The same fio
+# jobs as tests/perf/nbd-bench.sh run against each target in shuffled
+# rounds, ratios are taken within a round, and the script prints Markdown
+# tables. Not part of make check.
+#
+#   links     veth       the veth pair, unshaped
+#             htb1g      the same veth, HTB rate 1gbit on both ends
+#   targets   tandemd_C, tandemd_B, tandemd_A  connected, protocol C/B/A
+#             tandemd_sa   StandAlone (peer disconnected): the local anchor
+#             nbdkit       nbdkit file plugin in bob's namespace, default
+#                          cache, nbd://BOB:10809/ over the link: one
+#                          synchronous network write, the floor for C
+#             nbdkit_none  the same with cache=none (NONE_WORKLOADS only)
+#   workloads seq1m_qd1 seq1m_qd8     1 MiB sequential writes, QD1 / QD8
+#             rand4k_jN (N=1,2,4,8)   4 KiB random writes, N jobs (N NBD
+#                                     connections), 128 MiB apart, QD1 each
+#             commit4k_qd1            4 KiB random write + FLUSH, QD1, 1 GiB
+#
+# Per link: the TCP rate of the link (a Python socket sender in alice's
+# namespace, a receiver in bob's, LINK_REPS x LINK_SECS s), one discarded
+# warm-up round of WARM_WORKLOADS, ROUNDS timed rounds, then the resyncs.
+# A round takes the targets in blocks in a shuffled order (tandemd changes
+# mode once per block: the configuration is rewritten, `tandemadm adjust`
+# on both nodes, then disconnect and connect both, since a connection takes
+# its net options when it starts); the workloads are shuffled within a
+# block. Leaving the StandAlone block resyncs what was written meanwhile
+# (with the resync settings of the "dyn" resync below, then the default
+# configuration again); that catch-up is timed too.
+#
+# Every run starts with nothing dirty and none of the backing files in the
+# page cache (sync, then POSIX_FADV_DONTNEED through dd iflag=nocache).
+# After a run on tandemd, the script waits until both nodes have nothing
+# pending (counters ap, pe, ua: protocol A may lag) and records how long.
+#
+# Resync: `tandemadm invalidate r0` on bob (a full resync of the device),
+# then `status --json r0` is polled every 0.2 s until both disks are
+# UpToDate; the rate is the size over tandemd's own "resync done (N KiB in
+# S s)" (bob's log), next to the wall time from the invalidate. Settings:
+#   fixed      resync-rate RATE_<LINK>; c-plan-ahead 0; max-buffers 131072
+#   fixed_mb   the same with the default max-buffers (2048: at most 1024
+#              pages requested per 100 ms step of the controller)  [veth]
+#   fixed_max  resync-rate 4G; c-plan-ahead 0; max-buffers 131072 (against
+#              the link rate)  [veth]
+#   dyn        c-plan-ahead 20; c-fill-target 64M; c-max-rate 4G;
+#              max-buffers 131072 ("unlimited": against the link rate)
+# plus the initial full sync after primary --force (dyn settings, veth).
+# A reconnection that is not a catch-up but finds blocks out of sync is
+# recorded too (prof oos-at-reconnect).
+#
+# A run with the defaults takes about 16 minutes on 2 vCPUs (RESYNC=0
+# saves about 2.5).
+#
+# CPU: busy jiffies of the whole machine from /proc/stat (user + nice +
+# system + irq + softirq) over the fio run and over run + drain + the `sync`
+# after it; utime + stime of both tandemd processes and of nbdkit from
+# /proc/PID/stat over run + drain + sync; fio's own from /usr/bin/time.
+# The binaries are copied from BUILD_DIR at the start (a rebuild during the
+# run cannot change them).
+#
+# Environment (defaults in brackets):
+#   BUILD_DIR    configured and built tree [/tmp/b2]
+#   SCRATCH      where the three backing files go [/var/tmp]
+#   SIZE_MB      each backing file, fallocate'd [2048]
+#   REGION_MB    test region [1536]
+#   ROUNDS       timed rounds per link [3]   RUN_SECONDS  seconds per run [2]
+#   WARM_SECONDS seconds per warm-up run [1]
+#   WARM_WORKLOADS  workloads of the warm-up round [seq1m_qd8 commit4k_qd1]
+#   LINKS        ["veth htb1g"]
+#   TARGETS      ["tandemd_C tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none"]
+#   WORKLOADS    ["seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1"]
+#   NONE_WORKLOADS  workloads of nbdkit_none [commit4k_qd1]
+#   RESYNC       1 = the resync measurements [1]
+#   RATE_VETH, RATE_HTB1G  fixed resync-rate per link [200M, 80M]
+#   LINK_SECS, LINK_REPS   TCP rate measurement [2, 3]
+#   RAW          raw lines [tests/perf/results/repl-bench-DATE.txt]
+#
+#   repl-bench.sh report RAWFILE   render the tables from a raw file again
+#
+# Needs root, ip, tc (sch_htb), fio with the nbd engine, nbdkit, jq,
+# fincore, python3, /usr/bin/time.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+export LC_ALL=C
+
+# ------------------------------------------------------------------ report
+# Raw lines: "run set=S round=R target=T wl=W key=value..." (round 0 is the
+# warm-up), "fail ...", "link ...", "resync ...", "catchup ...", "prof ..."
+# and "# ..." comments.
+report() {
+	awk '
+function kv(    i, p) {
+	delete f
+	for (i = 2; i <= NF; i++)
+		if ((p = index($i, "=")) > 0)
+			f[substr($i, 1, p - 1)] = substr($i, p + 1)
+}
+function stats(list,    v, n, i, j, t) {
+	n = split(list, v, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	s_n = n; s_min = v[1]; s_max = v[n]
+	s_med = n == 0 ? "" : n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function add(key, val) { acc[key] = acc[key] " " val }
+function med(key, fmt) { stats(acc[key]); return s_n ? sprintf(fmt, s_med) : "—" }
+function medv(key) { stats(acc[key]); return s_n ? s_med : "" }
+function spread(key, fmt) {
+	stats(acc[key])
+	return s_n ? sprintf(fmt " (" fmt "–" fmt ")", s_med, s_min, s_max) : "—"
+}
+function unit(w) { return w ~ /^seq/ ? "MB/s" : "IOPS" }
+function metric(w) { return w ~ /^seq/ ? f["mbs"] : f["iops"] }
+function tname(t) {
+	return t == "nbdkit" ? "nbdkit over the link" : t == "nbdkit_none" ? "nbdkit cache=none" : \
+		t == "tandemd_sa" ? "tandemd StandAlone" : t == "tandemd_C" ? "tandemd C" : \
+		t == "tandemd_B" ? "tandemd B" : t == "tandemd_A" ? "tandemd A" : t
+}
+# ratio cells: DUT / anchor within each round, median (min–max)
+function ratio(s, w, a, b,    r, list) {
+	list = ""
+	for (r = 1; r <= 99; r++)
+		if ((s, w, a, r) in val && (s, w, b, r) in val && val[s, w, b, r] > 0)
+			list = list " " val[s, w, a, r] / val[s, w, b, r]
+	stats(list)
+	rmed = s_n ? s_med : ""
+	return s_n ? sprintf("%.2f (%.2f–%.2f)", s_med, s_min, s_max) : "—"
+}
+function yesno(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "**met**" : "**not met**" }
+/^# targets / { ntg = split(substr($0, 11), tg, " ") }
+/^# workloads / { nwl = split(substr($0, 13), wls, " ") }
+/^# sets / { nset = split(substr($0, 8), sets, " ") }
+/^# set [a-z0-9]+: / { x = $3; sub(/:$/, "", x); sdesc[x] = substr($0, index($0, ":") + 2) }
+/^run / {
+	kv()
+	if (f["round"] == 0)
+		next
+	s = f["set"]; w = f["wl"]; t = f["target"]; r = f["round"]
+	v = metric(w)
+	val[s, w, t, r] = v
+	k = s SUBSEP w SUBSEP t SUBSEP
+	add(k "m", v)
+	gib = f["bytes"] / 1073741824
+	stl[s] += f["steal"]; stms[s] += f["ms"] / 10
+	other = (f["sys"] - f["tdarun"] - f["tdbrun"] - f["nbkrun"]) / 100 - f["fio"]
+	if (f["ms"] > 0)
+		add(s SUBSEP "other", other / (f["ms"] / 1000))
+	if (gib > 0) {
+		add(k "sys", f["sys"] / 100 / gib)
+		add(k "syssync", f["syssync"] / 100 / gib)
+		add(k "tda", f["tda"] / 100 / gib)
+		add(k "tdb", f["tdb"] / 100 / gib)
+		add(k "nbk", f["nbk"] / 100 / gib)
+		add(k "fio", f["fio"] / gib)
+	}
+	for (x in f)
+		if (x ~ /^(wp50|wp99|fp50|fp99|drain_ms)$/)
+			add(k x, f[x])
+	alsum[s, t, "ala"] += f["ala"]; alsum[s, t, "alb"] += f["alb"]
+	alsum[s, t, "bma"] += f["bma"]; alsum[s, t, "bmb"] += f["bmb"]
+	nruns[s, t]++
+}
+/^fail / { fails[++nfail] = $0 }
+/^link / { kv(); add(f["set"] SUBSEP "link", f["mibs"]); add(f["set"] SUBSEP "linkmb", f["mbs"])
+	if (f["bytes"] > 0) add(f["set"] SUBSEP "linkcpu", f["sys"] / 100 / (f["bytes"] / 1073741824)) }
+/^resync / { rs[++nrs] = $0 }
+/^catchup / { cu[++ncu] = $0 }
+/^prof / { prof[++nprof] = $0 }
+/^# / { hdr[++nhdr] = $0 }
+END {
+	print "Setup (from the raw file):"
+	print ""
+	for (i = 1; i <= nhdr; i++)
+		print "    " substr(hdr[i], 3)
+	for (i = 1; i <= nset; i++) {
+		s = sets[i]
+		if (stms[s] > 0)
+			printf "    CPUs stolen by the hypervisor during the runs on %s: %.2f (mean)\n", s, stl[s] / stms[s]
+		printf "    CPU busy outside our processes (other jobs, softirq) during the runs on %s: %s CPUs, median (min–max)\n", \
+			s, spread(s SUBSEP "other", "%.2f")
+	}
+	for (si = 1; si <= nset; si++) {
+		s = sets[si]
+		print ""
+		print "## Link " s ": " sdesc[s]
+		print ""
+		printf "TCP over the link (Python sender → receiver): %s MiB/s = %s MB/s, median (min–max); machine CPU %s s/GiB\n", \
+			spread(s SUBSEP "link", "%.0f"), med(s SUBSEP "linkmb", "%.0f"), med(s SUBSEP "linkcpu", "%.2f")
+		print ""
+		print "### Throughput: median (min–max) over the rounds"
+		print ""
+		line = "| workload | unit |"; sep = "|---|---|"
+		for (i = 1; i <= ntg; i++) { line = line " " tname(tg[i]) " |"; sep = sep "---|" }
+		print line; print sep
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			line = "| " w " | " unit(w) " |"
+			for (i = 1; i <= ntg; i++)
+				line = line " " spread(s SUBSEP w SUBSEP tg[i] SUBSEP "m", "%.0f") " |"
+			print line
+		}
+		print ""
+		print "### Ratios within a round: median (min–max)"
+		print ""
+		print "| workload | **C / nbdkit** | C / nbdkit cache=none | C / StandAlone | B / StandAlone | A / StandAlone | B / nbdkit | A / nbdkit | StandAlone / nbdkit |"
+		print "|---|---|---|---|---|---|---|---|---|"
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			printf "| %s | **%s** | %s | %s | %s | %s | %s | %s | %s |\n", w,
+				ratio(s, w, "tandemd_C", "nbdkit"), ratio(s, w, "tandemd_C", "nbdkit_none"),
+				ratio(s, w, "tandemd_C", "tandemd_sa"), ratio(s, w, "tandemd_B", "tandemd_sa"),
+				ratio(s, w, "tandemd_A", "tandemd_sa"), ratio(s, w, "tandemd_B", "nbdkit"),
+				ratio(s, w, "tandemd_A", "nbdkit"), ratio(s, w, "tandemd_sa", "nbdkit")
+			if (w ~ /^seq1m/) { ratio(s, w, "tandemd_C", "nbdkit"); g_seq[s, w] = rmed }
+			if (w == "commit4k_qd1") {
+				ratio(s, w, "tandemd_C", "nbdkit"); g_com[s] = rmed
+				ratio(s, w, "tandemd_C", "nbdkit_none"); g_comn[s] = rmed
+			}
+		}
+		print ""
+		print "### Commit latency (commit4k_qd1): medians over the rounds, µs"
+		print ""
+		print "| target | IOPS | write p50 | write p99 | flush p50 | flush p99 |"
+		print "|---|---|---|---|---|---|"
+		w = "commit4k_qd1"
+		for (i = 1; i <= ntg; i++) {
+			k = s SUBSEP w SUBSEP tg[i] SUBSEP
+			if (!((k "m") in acc))
+				continue
+			printf "| %s | %s | %s | %s | %s | %s |\n", tname(tg[i]), spread(k "m", "%.0f"),
+				med(k "wp50", "%.0f"), med(k "wp99", "%.0f"), med(k "fp50", "%.0f"), med(k "fp99", "%.0f")
+		}
+		print ""
+		print "### Latency of the writes (clat p50 / p99, µs, medians over the rounds)"
+		print ""
+		line = "| workload |"; sep = "|---|"
+		for (i = 1; i <= ntg; i++) { line = line " " tname(tg[i]) " |"; sep = sep "---|" }
+		print line; print sep
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			line = "| " w " |"
+			for (i = 1; i <= ntg; i++) {
+				k = s SUBSEP w SUBSEP tg[i] SUBSEP
+				line = line ((k "m") in acc ? " " med(k "wp50", "%.0f") " / " med(k "wp99", "%.0f") " |" : " — |")
+			}
+			print line
+		}
+		print ""
+		print "### CPU seconds per GiB written (medians): machine during the run / machine run + drain + sync / alice (tandemd) / bob (tandemd, or nbdkit) / fio"
+		print ""
+		line = "| workload |"; sep = "|---|"
+		for (i = 1; i <= ntg; i++) { line = line " " tname(tg[i]) " |"; sep = sep "---|" }
+		print line; print sep
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			line = "| " w " |"
+			for (i = 1; i <= ntg; i++) {
+				k = s SUBSEP w SUBSEP tg[i] SUBSEP
+				if (!((k "m") in acc)) { line = line " — |"; continue }
+				if (tg[i] ~ /^nbdkit/)
+					line = line " " med(k "sys", "%.2f") " / " med(k "syssync", "%.2f") " / — / " \
+						med(k "nbk", "%.2f") " / " med(k "fio", "%.2f") " |"
+				else
+					line = line " " med(k "sys", "%.2f") " / " med(k "syssync", "%.2f") " / " \
+						med(k "tda", "%.2f") " / " med(k "tdb", "%.2f") " / " med(k "fio", "%.2f") " |"
+			}
+			print line
+		}
+		print ""
+		print "### tandemd: time to drain after a run (ms, median (min–max)); AL transactions and bitmap pages written over all timed runs"
+		print ""
+		print "| workload | tandemd C | tandemd B | tandemd A | tandemd StandAlone |"
+		print "|---|---|---|---|---|"
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			printf "| %s | %s | %s | %s | %s |\n", w, spread(s SUBSEP w SUBSEP "tandemd_C" SUBSEP "drain_ms", "%.0f"),
+				spread(s SUBSEP w SUBSEP "tandemd_B" SUBSEP "drain_ms", "%.0f"),
+				spread(s SUBSEP w SUBSEP "tandemd_A" SUBSEP "drain_ms", "%.0f"),
+				spread(s SUBSEP w SUBSEP "tandemd_sa" SUBSEP "drain_ms", "%.0f")
+		}
+		line = "| AL transactions alice / bob |"
+		for (i = 1; i <= 4; i++) {
+			t = i == 1 ? "tandemd_C" : i == 2 ? "tandemd_B" : i == 3 ? "tandemd_A" : "tandemd_sa"
+			line = line ((s, t) in nruns ? sprintf(" %d / %d |", alsum[s, t, "ala"], alsum[s, t, "alb"]) : " — |")
+		}
+		print line
+		line = "| bitmap pages alice / bob |"
+		for (i = 1; i <= 4; i++) {
+			t = i == 1 ? "tandemd_C" : i == 2 ? "tandemd_B" : i == 3 ? "tandemd_A" : "tandemd_sa"
+			line = line ((s, t) in nruns ? sprintf(" %d / %d |", alsum[s, t, "bma"], alsum[s, t, "bmb"]) : " — |")
+		}
+		print line
+		n = 0
+		for (i = 1; i <= ncu; i++) {
+			$0 = cu[i]; kv()
+			if (f["set"] != s)
+				continue
+			if (!n++) {
+				print ""
+				print "### Catch-up resyncs after the StandAlone block (dyn settings)"
+				print ""
+				print "| round | back to | KiB out of sync | tandemd s | MiB/s | wall s (connect → both UpToDate) |"
+				print "|---|---|---|---|---|---|"
+			}
+			printf "| %s | %s | %s | %s | %s | %.1f |\n", f["round"], f["to"], f["kib"], f["td_s"],
+				(f["td_s"] > 0 ? sprintf("%.0f", f["kib"] / 1024 / f["td_s"]) : "—"), f["ms"] / 1000
+		}
+	}
+	if (nrs) {
+		print ""
+		print "## Resync (invalidate on bob: full resync of the device)"
+		print ""
+		print "| link | settings | KiB | tandemd s | **MiB/s** | wall s (invalidate → both UpToDate) | reconnect gap s | goal basis MiB/s | **achieved / basis** | CPU s/GiB machine / alice / bob |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
+		for (i = 1; i <= nrs; i++) {
+			$0 = rs[i]; kv()
+			s = f["set"]
+			rate = f["td_s"] > 0 ? f["kib"] / 1024 / f["td_s"] : 0
+			if (f["kind"] == "dyn") {
+				stats(acc[s SUBSEP "link"]); basis = s_n ? s_med : 0; bname = "link " sprintf("%.0f", basis)
+			} else {
+				basis = f["cfg_mibs"]; bname = "configured " basis
+			}
+			gib = f["kib"] / 1048576
+			ach = basis > 0 ? rate / basis : 0
+			cfg = f["cfg"]; sub(/^connect-int_2;timeout_15;/, "", cfg); gsub(/_/, " ", cfg); gsub(/;/, "; ", cfg)
+			if (f["name"] != "initial")
+				g_rs[i] = ach
+			printf "| %s | %s (%s) | %s | %s | %.0f | %.1f | %.1f | %s | %.2f | %.2f / %.2f / %.2f |\n",
+				s, f["name"], cfg, f["kib"], f["td_s"], rate, f["wall_ms"] / 1000, f["gap_ms"] / 1000,
+				bname, ach, (gib > 0 ? f["sys"] / 100 / gib : 0), (gib > 0 ? f["tda"] / 100 / gib : 0),
+				(gib > 0 ? f["tdb"] / 100 / gib : 0)
+		}
+	}
+	print ""
+	print "## Goals"
+	print ""
+	print "| goal | link | measured (median ratio) | result |"
+	print "|---|---|---|---|"
+	for (si = 1; si <= nset; si++) {
+		s = sets[si]
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			if ((s, w) in g_seq)
+				printf "| 1 MiB seq (%s), C ≥ 0.95 × nbdkit over the link%s | %s | %s | %s |\n", w,
+					s == "htb1g" ? "" : " (goal is for 1 Gbit/s; for information)", s,
+					g_seq[s, w] == "" ? "—" : sprintf("%.3f", g_seq[s, w]), yesno(g_seq[s, w], 0.95)
+		}
+		if (s in g_com) {
+			printf "| 4 KiB write+flush QD1, C ≥ 0.80 × nbdkit over the link | %s | %s | %s |\n", s,
+				g_com[s] == "" ? "—" : sprintf("%.3f", g_com[s]), yesno(g_com[s], 0.80)
+			printf "| (same against nbdkit cache=none, for information) | %s | %s | %s |\n", s,
+				g_comn[s] == "" ? "—" : sprintf("%.3f", g_comn[s]), yesno(g_comn[s], 0.80)
+		}
+	}
+	for (i = 1; i <= nrs; i++) {
+		if (!(i in g_rs))
+			continue
+		$0 = rs[i]; kv()
+		printf "| resync %s ≥ 0.90 × %s | %s | %.3f | %s |\n", f["name"],
+			f["kind"] == "dyn" ? "the link" : "the configured rate", f["set"], g_rs[i], yesno(g_rs[i], 0.90)
+	}
+	if (nfail) {
+		print ""
+		print "## Failures"
+		print ""
+		for (i = 1; i <= nfail; i++)
+			print "    " fails[i]
+	}
+	if (nprof) {
+		print ""
+		print "## Other measurements (prof lines)"
+		print ""
+		for (i = 1; i <= nprof; i++)
+			print "    " prof[i]
+	}
+}' "$1"
+}
+
+if [ "${1:-}" = report ]; then
+	report "$2"
+	exit 0
+fi
+
+# ------------------------------------------------------------------ setup
+: "${BUILD_DIR:=/tmp/b2}" "${SCRATCH:=/var/tmp}" "${SIZE_MB:=2048}" "${REGION_MB:=1536}"
+: "${ROUNDS:=3}" "${RUN_SECONDS:=2}" "${WARM_SECONDS:=1}"
+: "${WARM_WORKLOADS:=seq1m_qd8 commit4k_qd1}" "${LINKS:=veth htb1g}"
+: "${TARGETS:=tandemd_C tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none}"
+: "${WORKLOADS:=seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1}"
+: "${NONE_WORKLOADS:=commit4k_qd1}" "${RESYNC:=1}" "${RATE_VETH:=200M}" "${RATE_HTB1G:=80M}"
+: "${LINK_SECS:=2}" "${LINK_REPS:=3}"
+: "${RAW:=$here/results/repl-bench-$(date -u +%Y%m%d-%H%M%S).txt}"
+
+[ "$(id -u)" -eq 0 ] || { echo "repl-bench: needs root (network namespaces)" >&2; exit 1; }
+for b in tandemd tandemadm; do
+	[ -x "$BUILD_DIR/replicator/$b" ] || { echo "repl-bench: no $BUILD_DIR/replicator/$b" >&2; exit 1; }
+done
+for t in fio nbdkit jq fincore ip tc /usr/bin/time timeout; do
+	command -v "$t" >/dev/null 2>&1 || { echo "repl-bench: needs $t" >&2; exit 1; }
+done
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3) || { echo "repl-bench: needs python3" >&2; exit 1; }
+
+tmp=$(mktemp -d "$SCRATCH/repl-bench.XXXXXX")
+ns_a=rpb-a-$$
+ns_b=rpb-b-$$
+if_a=rpa$$
+if_b=rpb$$
+ip_a=10.213.7.1
+ip_b=10.213.7.2
+pid_a=
+pid_b=
+nbdkit_pid=
+nbdkit_none_pid=
+recv_pid=
+ns_made=
+mode=none
+broken=
+start=$(date +%s)
+
+log() { echo "repl-bench: $(date -u +%T) $*" >&2; }
+raw() { echo "$*" >>"$RAW"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+node() { [ "$1" = a ] && echo alice || echo bob; }
+ns_of() { [ "$1" = a ] && echo "$ns_a" || echo "$ns_b"; }
+ctl() {
+	n=$1
+	shift
+	timeout 60 "$tmp/bin/tandemadm" -c "$tmp/t.conf" --node "$(node "$n")" --run-dir "$tmp/run-$n" "$@"
+}
+# js a|b JQ-PATH: one field of status --json r0 (under .resources[0])
+js() { ctl "$1" status --json r0 | jq -r ".resources[0]$2"; }
+
+stop_node() {
+	eval "p=\${pid_$1:-}"
+	[ -n "$p" ] || return 0
+	ctl "$1" down --force r0 >/dev/null 2>&1 || true
+	kill -TERM "$p" 2>/dev/null || true
+	i=0
+	while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -KILL "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || true
+	eval "pid_$1="
+}
+
+cleanup() {
+	set +e
+	for n in a b; do stop_node "$n"; done
+	for p in $nbdkit_pid $nbdkit_none_pid $recv_pid; do
+		kill -TERM "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if [ -n "$ns_made" ]; then
+		ip netns exec "$ns_a" tc qdisc del dev "$if_a" root 2>/dev/null
+		ip netns exec "$ns_b" tc qdisc del dev "$if_b" root 2>/dev/null
+		ip netns del "$ns_a" 2>/dev/null
+		ip netns del "$ns_b" 2>/dev/null
+	fi
+	if [ -n "${KEEP_LOGS:-}" ]; then
+		mkdir -p "$KEEP_LOGS" && cp "$tmp"/*.log "$KEEP_LOGS"/ 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+mkdir -p "$(dirname "$RAW")" "$tmp/bin"
+: >"$RAW"
+cp "$BUILD_DIR/replicator/tandemd" "$BUILD_DIR/replicator/tandemadm" "$tmp/bin/"
+
+wait_file() {
+	i=0
+	until [ -S "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || { log "no socket $1"; return 1; }
+		sleep 0.05
+	done
+}
+
+# ------------------------------------------------------------ the network
+ip netns add "$ns_a"
+ns_made=1
+ip netns add "$ns_b"
+ip link add name "$if_a" type veth peer name "$if_b"
+ip link set "$if_a" netns "$ns_a"
+ip link set "$if_b" netns "$ns_b"
+ip -n "$ns_a" addr add "$ip_a/24" dev "$if_a"
+ip -n "$ns_b" addr add "$ip_b/24" dev "$if_b"
+for n in "$ns_a" "$ns_b"; do ip -n "$n" link set lo up; done
+ip -n "$ns_a" link set "$if_a" up
+ip -n "$ns_b" link set "$if_b" up
+
+# shape LINK: HTB rate 1gbit on both ends of the veth, or nothing
+shape() {
+	ip netns exec "$ns_a" tc qdisc del dev "$if_a" root 2>/dev/null || true
+	ip netns exec "$ns_b" tc qdisc del dev "$if_b" root 2>/dev/null || true
+	case $1 in
+	veth) ;;
+	htb1g)
+		for e in "$ns_a $if_a" "$ns_b $if_b"; do
+			# shellcheck disable=SC2086
+			set -- $e
+			ip netns exec "$1" tc qdisc add dev "$2" root handle 1: htb default 10 r2q 1000
+			ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:10 htb rate 1gbit \
+				ceil 1gbit burst 15k cburst 15k
+		done
+		;;
+	*) log "unknown link $1"; exit 1 ;;
+	esac
+}
+link_desc() {
+	case $1 in
+	veth) echo "veth pair between two network namespaces, unshaped" ;;
+	htb1g) echo "the same veth, tc HTB rate 1gbit ceil 1gbit burst 15k on both ends" ;;
+	esac
+}
+
+# ------------------------------------------------------------ the nodes
+# write_conf PROTOCOL NET-EXTRA DISK-EXTRA
+write_conf() {
+	cat >"$tmp/t.conf" <<-CONF
+	resource r0 {
+		net { protocol $1; $2 }
+		disk { $3 }
+		on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
+		on bob { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }
+	}
+	CONF
+}
+# the resync settings (see the top); connect-int 2 (timeout below it)
+# bounds the reconnection after an invalidate
+SYNC_NET="connect-int 2; timeout 15;"
+DYN_NET="$SYNC_NET max-buffers 131072;"
+DYN_DISK="c-plan-ahead 20; c-fill-target 64M; c-max-rate 4G;"
+
+start_node() {
+	rm -f "$tmp/run-$1/tandemd.sock"
+	ip netns exec "$(ns_of "$1")" "$tmp/bin/tandemd" -c "$tmp/t.conf" --node "$(node "$1")" \
+		--run-dir "$tmp/run-$1" -f >>"$tmp/tandemd-$1.log" 2>&1 &
+	eval "pid_$1=$!"
+	wait_file "$tmp/run-$1/tandemd.sock"
+}
+
+logtail() {
+	for n in a b; do
+		echo "--- tandemd $(node "$n") (last lines)"
+		tail -n "${2:-25}" "$tmp/tandemd-$n.log"
+	done | sed "s/^/# $1: /" >>"$RAW"
+}
+
+# wait_synced SECONDS: alice Connected, both disks UpToDate
+wait_synced() {
+	lim=$(($1 * 10))
+	i=0
+	while :; do
+		sa=$(ctl a status --json r0 2>/dev/null | jq -r '.resources[0] | .connection + " " + .volumes[0].disk + " " + .volumes[0].peer_disk') || sa=
+		db=$(js b .volumes[0].disk 2>/dev/null) || db=
+		[ "$sa $db" = "Connected UpToDate UpToDate UpToDate" ] && return 0
+		i=$((i + 1))
+		[ $i -lt "$lim" ] || { log "not in sync after $1 s: alice $sa, bob $db"; return 1; }
+		sleep 0.1
+	done
+}
+
+# reconnect PROTOCOL NET DISK: new configuration, adjust, disconnect and
+# connect both nodes, wait until both are UpToDate
+reconnect() {
+	write_conf "$1" "$2" "$3"
+	rc_n0=$(wc -l <"$tmp/tandemd-b.log")
+	ctl a adjust r0 >/dev/null && ctl b adjust r0 >/dev/null || return 1
+	ctl a disconnect r0 >/dev/null 2>&1 || true
+	ctl b disconnect r0 >/dev/null 2>&1 || true
+	ctl a connect r0 >/dev/null && ctl b connect r0 >/dev/null || return 1
+	wait_synced 300 || return 1
+	rc_kib=$(tail -n +"$((rc_n0 + 1))" "$tmp/tandemd-b.log" | sed -n 's/.*resync as SyncTarget: \([0-9]*\) KiB.*/\1/p' | tail -1)
+	: "${rc_kib:=0}"
+}
+
+# oos_note SET ROUND FROM TO: a reconnection that was not a catch-up found
+# blocks out of sync (the writes before it had all been acknowledged)
+oos_note() {
+	[ "$rc_kib" = 0 ] || raw "prof oos-at-reconnect set=$1 round=$2 from=$3 to=$4 kib=$rc_kib (resync as SyncTarget, bob)"
+}
+
+alive() { kill -0 "$pid_a" 2>/dev/null && kill -0 "$pid_b" 2>/dev/null; }
+
+# set_mode C|B|A|SA SET ROUND: tandemd in that mode; 1 if it cannot be
+# reached (recorded; tandemd is then left alone for the rest of the run)
+set_mode() {
+	[ -z "$broken" ] || return 1
+	[ "$1" != "$mode" ] || return 0
+	if [ "$1" = SA ]; then
+		if ctl a disconnect r0 >/dev/null && ctl b disconnect r0 >/dev/null &&
+			[ "$(js a .connection)" = StandAlone ]; then
+			mode=SA
+			return 0
+		fi
+	else
+		ok=1
+		if [ "$mode" = SA ]; then
+			# catch up what alice wrote alone, with the fast settings
+			n0=$(wc -l <"$tmp/tandemd-b.log")
+			t0=$(now_ms)
+			reconnect "$1" "$DYN_NET" "$DYN_DISK" || ok=
+			t1=$(now_ms)
+			kib=$(tail -n +"$((n0 + 1))" "$tmp/tandemd-b.log" | sed -n 's/.*resync done (\([0-9]*\) KiB in \([0-9.]*\) s).*/\1 \2/p' | tail -1)
+			# shellcheck disable=SC2086
+			set -- "$@" ${kib:-0 0}
+			raw "catchup set=$2 round=$3 to=$1 kib=$4 td_s=$5 ms=$((t1 - t0))"
+		fi
+		if [ -n "$ok" ] && reconnect "$1" "" ""; then
+			[ "$mode" = SA ] || oos_note "$2" "$3" "$mode" "$1"
+			mode=$1
+			return 0
+		fi
+	fi
+	broken=1
+	log "tandemd: cannot switch to mode $1; tandemd targets are skipped from now on"
+	raw "fail set=$2 round=$3 target=tandemd wl=mode-$1 from=$mode alive=$(alive && echo yes || echo no)"
+	logtail "mode-$1"
+	return 1
+}
+
+# ------------------------------------------------------------ measuring
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat; }
+pcpu() {
+	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+		sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+	else
+		echo 0
+	fi
+}
+# st2: "al bm pending" of alice, then of bob (pending = ap + pe + ua)
+st2() {
+	for n in a b; do
+		x=$(ctl "$n" status --json r0 | jq -r '.resources[0].volumes[0].counters | "\(.al) \(.bm) \(.ap + .pe + .ua)"')
+		echo "${x:-0 0 0}"
+	done | tr '\n' ' '
+}
+
+# drain: wait until neither node has writes pending (protocol A may lag);
+# prints the last st2
+drain() {
+	i=0
+	while :; do
+		c=$(st2)
+		# shellcheck disable=SC2086
+		set -- $c
+		if [ "$3" = 0 ] && [ "$6" = 0 ]; then
+			echo "$c"
+			return 0
+		fi
+		i=$((i + 1))
+		if [ $i -ge 300 ]; then
+			log "drain: still pending after 300 polls (alice $3, bob $6)"
+			echo "$c"
+			return 0
+		fi
+		sleep 0.05
+	done
+}
+
+mode_of() {
+	case $1 in
+	tandemd_C) echo C ;;
+	tandemd_B) echo B ;;
+	tandemd_A) echo A ;;
+	tandemd_sa) echo SA ;;
+	esac
+}
+
+# fio_args TARGET WORKLOAD ROUND
+fio_args() {
+	case $1 in
+	nbdkit) echo "--ioengine=nbd --uri=nbd://$ip_b:10809/" ;;
+	nbdkit_none) echo "--ioengine=nbd --uri=nbd://$ip_b:10810/" ;;
+	tandemd*) echo "--ioengine=nbd --uri=nbd+unix:///r0?socket=$tmp/run-a/r0.nbd" ;;
+	esac
+	case $2 in
+	seq1m_qd1) echo "--rw=write --bs=1M --size=${REGION_MB}M --iodepth=1" ;;
+	seq1m_qd8) echo "--rw=write --bs=1M --size=${REGION_MB}M --iodepth=8" ;;
+	rand4k_j*) echo "--rw=randwrite --bs=4k --size=128M --offset_increment=128M --iodepth=1" \
+		"--numjobs=${2#rand4k_j} --randseed=$3" ;;
+	commit4k_qd1) echo "--rw=randwrite --bs=4k --size=1G --iodepth=1 --fsync=1 --randseed=$3" ;;
+	*) log "unknown workload $2"; exit 1 ;;
+	esac
+}
+
+settle() {
+	sync
+	for x in a b c; do dd if="$tmp/$x.img" iflag=nocache count=0 status=none; done
+}
+
+# one SET ROUND SECS TARGET WORKLOAD: one fio run, one raw line
+one() {
+	set_=$1 r=$2 secs=$3 t=$4 wl=$5
+	case $t in
+	tandemd*) f=$tmp/a.img; np= ;;
+	nbdkit) f=$tmp/c.img; np=$nbdkit_pid ;;
+	nbdkit_none) f=$tmp/c.img; np=$nbdkit_none_pid ;;
+	esac
+	settle
+	cached=$(fincore -n -o PAGES "$f" 2>/dev/null | tr -d ' ' || echo '?')
+	c0=$(st2)
+	a0=$(pcpu "$pid_a") bb0=$(pcpu "$pid_b") n0=$(pcpu "$np")
+	b0=$(busy)
+	rc=0
+	# shellcheck disable=SC2046
+	/usr/bin/time -f '%U %S' -o "$tmp/time" timeout $((secs + 60)) \
+		ip netns exec "$ns_a" fio --name=w --group_reporting --output-format=json \
+		--output="$tmp/fio.json" --runtime="$secs" --time_based $(fio_args "$t" "$wl" "$r") \
+		>>"$tmp/fio.log" 2>&1 || rc=$?
+	b1=$(busy)
+	a1=$(pcpu "$pid_a") bb1=$(pcpu "$pid_b") n1=$(pcpu "$np")
+	if [ $rc -ne 0 ]; then
+		log "fio failed (exit $rc): $t $wl"
+		raw "fail set=$set_ round=$r target=$t wl=$wl rc=$rc alive=$(alive && echo yes || echo no)"
+		tail -n 5 "$tmp/fio.log" | sed 's/^/# fio: /' >>"$RAW"
+		case $t in
+		tandemd*)
+			logtail "$t-$wl"
+			# a dead daemon ends the tandemd rows; else reconnect at
+			# the next block
+			if alive; then mode=none; else broken=1; fi
+			;;
+		esac
+		return 0
+	fi
+	d0=$(now_ms)
+	case $t in tandemd*) c1=$(drain) ;; *) c1=$c0 ;; esac
+	d1=$(now_ms)
+	sync
+	b2=$(busy)
+	a2=$(pcpu "$pid_a") bb2=$(pcpu "$pid_b") n2=$(pcpu "$np")
+	m=$(jq -r '.jobs[0] | [.write.io_bytes, .write.bw_bytes, .write.iops,
+		(.write.clat_ns.percentile["50.000000"] // 0), (.write.clat_ns.percentile["99.000000"] // 0),
+		(.sync.lat_ns.percentile["50.000000"] // 0), (.sync.lat_ns.percentile["99.000000"] // 0),
+		.write.runtime] | @tsv' "$tmp/fio.json")
+	echo "$m $b0 $b1 $b2 $c0 $c1 $(cat "$tmp/time")" | awk -v pre="run set=$set_ round=$r target=$t wl=$wl" \
+		-v tda="$((a2 - a0))" -v tdb="$((bb2 - bb0))" -v nbk="$((n2 - n0))" -v tdarun="$((a1 - a0))" \
+		-v tdbrun="$((bb1 - bb0))" -v nbkrun="$((n1 - n0))" -v drain="$((d1 - d0))" -v cached="$cached" '{
+		printf "%s bytes=%s mbs=%.1f iops=%.0f wp50=%.1f wp99=%.1f fp50=%.1f fp99=%.1f ms=%s",
+			pre, $1, $2 / 1e6, $3, $4 / 1000, $5 / 1000, $6 / 1000, $7 / 1000, $8
+		printf " sys=%d steal=%d syssync=%d tda=%d tdb=%d nbk=%d tdarun=%d tdbrun=%d nbkrun=%d",
+			$11 - $9, $12 - $10, $13 - $9, tda, tdb, nbk, tdarun, tdbrun, nbkrun
+		printf " ala=%d bma=%d alb=%d bmb=%d drain_ms=%d fio=%.2f cached_pages=%s\n",
+			$21 - $15, $22 - $16, $24 - $18, $25 - $19, drain, $27 + $28, cached
+	}' >>"$RAW"
+}
+
+idle() {
+	b0=$(busy)
+	sleep 2
+	b1=$(busy)
+	echo "$b0 $b1" | awk -v l="$1" '{ printf "# background %s: %.2f CPUs busy, %.2f stolen (2 s, our daemons idle); load average %s\n", l, ($3 - $1) / 200, ($4 - $2) / 200, la }' \
+		la="$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+}
+
+shuffle() { awk -v seed="$1" 'BEGIN { srand(seed) } { print rand() "\t" $0 }' | sort -n | cut -f2-; }
+
+# rounds SET FIRST LAST WORKLOADS SECS: blocks of targets in a shuffled
+# order (nbdkit and nbdkit_none form one block), workloads shuffled within
+# a block. The order file is read on fd 3 (no pipeline: set_mode changes
+# shell variables).
+rounds() {
+	r=$2
+	while [ "$r" -le "$3" ]; do
+		log "$1 round $r of $3"
+		raw "# round $1/$r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+		blocks=$(for t in $TARGETS; do case $t in nbdkit*) echo nbdkit ;; *) echo "$t" ;; esac; done |
+			sort -u | shuffle "$((r * 7 + ${#1}))")
+		for blk in $blocks; do
+			for t in $TARGETS; do
+				case $t in nbdkit*) [ "$blk" = nbdkit ] || continue ;; *) [ "$t" = "$blk" ] || continue ;; esac
+				for w in $4; do
+					if [ "$t" = nbdkit_none ]; then
+						case " $NONE_WORKLOADS " in *" $w "*) ;; *) continue ;; esac
+					fi
+					echo "$t $w"
+				done
+			done | shuffle "$((r * 13 + ${#blk}))" >"$tmp/order"
+			case $blk in
+			tandemd*) set_mode "$(mode_of "$blk")" "$1" "$r" || continue ;;
+			esac
+			while read -r t w <&3; do
+				case $t in tandemd*) [ -z "$broken" ] || continue ;; esac
+				one "$1" "$r" "$5" "$t" "$w"
+			done 3<"$tmp/order"
+		done
+		r=$((r + 1))
+	done
+}
+
+# ------------------------------------------------------------ link, resync
+PY_RECV='
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+buf = bytearray(1 << 20)
+n = 0
+t0 = None
+while True:
+    k = c.recv_into(buf)
+    if not k:
+        break
+    if t0 is None:
+        t0 = time.monotonic()
+    n += k
+print(n, time.monotonic() - t0)
+'
+PY_SEND='
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+b = bytes(1 << 20)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    s.sendall(b)
+s.close()
+'
+# link_rate SET: TCP from alice's namespace to bob's, LINK_REPS times
+link_rate() {
+	i=1
+	while [ $i -le "$LINK_REPS" ]; do
+		: >"$tmp/recv.out"
+		ip netns exec "$ns_b" "$py" -c "$PY_RECV" "$ip_b" 5201 >"$tmp/recv.out" 2>>"$tmp/py.log" &
+		recv_pid=$!
+		j=0
+		until grep -q listening "$tmp/recv.out"; do
+			j=$((j + 1))
+			[ $j -lt 100 ] || { log "no TCP receiver"; return 1; }
+			sleep 0.05
+		done
+		b0=$(busy)
+		ip netns exec "$ns_a" "$py" -c "$PY_SEND" "$ip_b" 5201 "$LINK_SECS" 2>>"$tmp/py.log"
+		wait "$recv_pid" || true
+		recv_pid=
+		b1=$(busy)
+		tail -1 "$tmp/recv.out" | awk -v pre="link set=$1 rep=$i" -v b0="${b0% *}" -v b1="${b1% *}" '{
+			printf "%s bytes=%s secs=%.3f mibs=%.1f mbs=%.1f sys=%d\n", pre, $1, $2, $1 / $2 / 1048576, $1 / $2 / 1e6, b1 - b0 }' >>"$RAW"
+		i=$((i + 1))
+	done
+}
+
+# resync_one SET NAME KIND CFG-MiB/s NET DISK: invalidate on bob, time the
+# full resync
+resync_one() {
+	[ -z "$broken" ] || return 0
+	log "resync $1 $2"
+	set_mode C "$1" resync || return 0
+	from=$mode
+	if ! reconnect C "$5" "$6"; then
+		raw "fail set=$1 round=resync target=tandemd wl=resync-$2 reason=reconnect"
+		logtail "resync-$2"
+		broken=1
+		return 0
+	fi
+	oos_note "$1" resync "$from" "C-$2"
+	mode=C_sync
+	settle
+	n0=$(wc -l <"$tmp/tandemd-b.log")
+	a0=$(pcpu "$pid_a") bb0=$(pcpu "$pid_b")
+	b0=$(busy)
+	t0=$(now_ms)
+	t1=
+	speeds=
+	ctl b invalidate r0 >/dev/null || { raw "fail set=$1 round=resync target=tandemd wl=invalidate-$2"; logtail "invalidate"; broken=1; return 0; }
+	i=0
+	while :; do
+		st=$(ctl b status --json r0 | jq -r '.resources[0] | .connection + " " +
+			.volumes[0].disk + " " + ((.volumes[0].sync.speed_kib_s // "-") | tostring)') || st=
+		pa=$(js a .volumes[0].peer_disk) || pa=
+		cs=${st%% *} sp=${st##* }
+		[ "$cs" != SyncTarget ] || [ -n "$t1" ] || t1=$(now_ms)
+		[ "$sp" = - ] || [ -z "$sp" ] || speeds="$speeds $sp"
+		[ "$st $pa" != "Connected UpToDate - UpToDate" ] || break
+		i=$((i + 1))
+		if [ $i -ge 3000 ] || ! alive; then
+			raw "fail set=$1 round=resync target=tandemd wl=resync-$2 reason=not-in-sync-after-600s alive=$(alive && echo yes || echo no)"
+			logtail "resync-$2"
+			broken=1
+			return 0
+		fi
+		sleep 0.2
+	done
+	t2=$(now_ms)
+	b1=$(busy)
+	a1=$(pcpu "$pid_a") bb1=$(pcpu "$pid_b")
+	kt=$(tail -n +"$((n0 + 1))" "$tmp/tandemd-b.log" | sed -n 's/.*resync done (\([0-9]*\) KiB in \([0-9.]*\) s).*/\1 \2/p' | tail -1)
+	sm=$(echo "$speeds" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }')
+	# shellcheck disable=SC2086
+	set -- "$@" ${kt:-0 0}
+	raw "resync set=$1 name=$2 kind=$3 cfg_mibs=$4 cfg=$(cfg_word "$5 $6") kib=$7 td_s=$8 wall_ms=$((t2 - t0)) sync_ms=$((t2 - ${t1:-$t0})) gap_ms=$((${t1:-$t0} - t0)) speed_med_kibs=$sm sys=$((${b1% *} - ${b0% *})) steal=$((${b1#* } - ${b0#* })) tda=$((a1 - a0)) tdb=$((bb1 - bb0))"
+}
+
+# cfg_word "a 1; b 2;" -> a_1;b_2 (one word of a raw line)
+cfg_word() { echo "$1" | sed 's/; */;/g; s/^ *//; s/;$//; s/ /_/g'; }
+
+mibs_of() { # 200M -> 200, 1G -> 1024
+	case $1 in
+	*G) echo $((${1%G} * 1024)) ;;
+	*M) echo "${1%M}" ;;
+	*K) echo $((${1%K} / 1024)) ;;
+	esac
+}
+
+resyncs() {
+	case $1 in
+	veth) rate=$RATE_VETH ;;
+	htb1g) rate=$RATE_HTB1G ;;
+	esac
+	resync_one "$1" fixed fixed "$(mibs_of "$rate")" "$SYNC_NET max-buffers 131072;" \
+		"resync-rate $rate; c-plan-ahead 0;"
+	if [ "$1" = veth ]; then
+		resync_one "$1" fixed_mb fixed "$(mibs_of "$rate")" "$SYNC_NET" \
+			"resync-rate $rate; c-plan-ahead 0;"
+		resync_one "$1" fixed_max dyn 0 "$SYNC_NET max-buffers 131072;" \
+			"resync-rate 4G; c-plan-ahead 0;"
+	fi
+	resync_one "$1" dyn dyn 0 "$DYN_NET" "$DYN_DISK"
+	set_mode C "$1" resync || true
+}
+
+machine() {
+	raw "# date $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	raw "# kernel $(uname -r); $(nproc) CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	raw "# memory $(free -g | awk '/^Mem:/ { print $2 " GiB" }'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	raw "# scratch $(df -T "$tmp" | awk 'NR == 2 { print $1 " " $2 }'); three backing files of $SIZE_MB MiB (fallocate), test region $REGION_MB MiB"
+	raw "# fio $(fio --version), $(nbdkit --version)"
+	src=$(sed -n 's/^abs_top_srcdir = //p' "$BUILD_DIR/Makefile" 2>/dev/null | head -1)
+	raw "# tandemd from $BUILD_DIR (built $(date -u -r "$BUILD_DIR/replicator/tandemd" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$tmp/bin/tandemd" | cut -c1-12)); its source ${src:-?} is at $(git -C "${src:-$here}" rev-parse --short HEAD 2>/dev/null || echo '?') now$(git -C "${src:-$here}" diff --quiet HEAD -- replicator 2>/dev/null || echo ', replicator/ modified in the working tree') (the build may be older)"
+	raw "# export size $(js a .volumes[0].size_sect) sectors"
+	raw "# rounds $ROUNDS, $RUN_SECONDS s per run; warm-up round of $WARM_WORKLOADS, $WARM_SECONDS s per run"
+	raw "# tandemd main configuration: net { protocol X; } (defaults otherwise: max-buffers 2048, sndbuf auto)"
+	raw "# resync settings: fixed = resync-rate RATE; c-plan-ahead 0; max-buffers 131072 / fixed_mb = the same with max-buffers 2048 / dyn = $DYN_DISK max-buffers 131072 (all with $SYNC_NET)"
+	raw "# sets $LINKS"
+	for s in $LINKS; do raw "# set $s: $(link_desc "$s")"; done
+	raw "# targets $TARGETS"
+	raw "# workloads $WORKLOADS"
+	raw "# nbdkit cache=none runs only: $NONE_WORKLOADS"
+}
+
+# ------------------------------------------------------------------ main
+log "raw results: $RAW"
+for x in a b c; do fallocate -l "${SIZE_MB}M" "$tmp/$x.img"; done
+write_conf C "$DYN_NET" "$DYN_DISK"
+ctl a create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
+ctl b create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
+start_node a
+start_node b
+ctl a up r0 >/dev/null
+ctl b up r0 >/dev/null
+i=0
+until [ "$(js a .connection)" = Connected ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || { logtail setup; log "the nodes did not connect"; exit 1; }
+	sleep 0.1
+done
+
+ip netns exec "$ns_b" nbdkit -f --exit-with-parent -i "$ip_b" -p 10809 file file="$tmp/c.img" \
+	>>"$tmp/nbdkit.log" 2>&1 &
+nbdkit_pid=$!
+ip netns exec "$ns_b" nbdkit -f --exit-with-parent -i "$ip_b" -p 10810 file file="$tmp/c.img" \
+	cache=none >>"$tmp/nbdkit.log" 2>&1 &
+nbdkit_none_pid=$!
+
+machine
+
+# the initial full sync (primary --force), with the dyn settings, unshaped
+log "initial full sync"
+n0=$(wc -l <"$tmp/tandemd-b.log")
+a0=$(pcpu "$pid_a") bb0=$(pcpu "$pid_b")
+b0=$(busy)
+t0=$(now_ms)
+ctl a primary --force r0 >/dev/null
+wait_file "$tmp/run-a/r0.nbd"
+wait_synced 600 || { logtail initial-sync 40; log "initial sync failed"; exit 1; }
+t2=$(now_ms)
+b1=$(busy)
+a1=$(pcpu "$pid_a") bb1=$(pcpu "$pid_b")
+kt=$(tail -n +"$((n0 + 1))" "$tmp/tandemd-b.log" | sed -n 's/.*resync done (\([0-9]*\) KiB in \([0-9.]*\) s).*/\1 \2/p' | tail -1)
+# shellcheck disable=SC2086
+set -- ${kt:-0 0}
+raw "resync set=veth name=initial kind=dyn cfg_mibs=0 cfg=$(cfg_word "primary --force; $DYN_NET $DYN_DISK") kib=$1 td_s=$2 wall_ms=$((t2 - t0)) sync_ms=0 gap_ms=0 speed_med_kibs=0 sys=$((${b1% *} - ${b0% *})) steal=$((${b1#* } - ${b0#* })) tda=$((a1 - a0)) tdb=$((bb1 - bb0))"
+reconnect C "" "" || { logtail reconnect; log "reconnect failed"; exit 1; }
+mode=C
+
+# prefill the region through tandemd (protocol C) and through nbdkit: the
+# fallocate'd extents are written once, tandemd's activity log is hot
+for u in "nbd+unix:///r0?socket=$tmp/run-a/r0.nbd" "nbd://$ip_b:10809/"; do
+	log "prefill $u"
+	t0=$(now_ms)
+	ip netns exec "$ns_a" fio --name=prefill --ioengine=nbd --uri="$u" --rw=write --bs=1M \
+		--size="${REGION_MB}M" --iodepth=8 --output="$tmp/prefill.json" --output-format=json \
+		>>"$tmp/fio.log" 2>&1
+	raw "prof prefill uri=$u ms=$(($(now_ms) - t0)) mbs=$(jq '.jobs[0].write.bw_bytes / 1e6 | floor' "$tmp/prefill.json")"
+done
+raw "# after the prefill: AL transactions, bitmap pages, pending of alice then bob so far: $(drain)"
+
+for s in $LINKS; do
+	log "link $s"
+	shape "$s"
+	idle "$s before"
+	link_rate "$s"
+	rounds "$s" 0 0 "$WARM_WORKLOADS" "$WARM_SECONDS"
+	rounds "$s" 1 "$ROUNDS" "$WORKLOADS" "$RUN_SECONDS"
+	[ "$RESYNC" != 1 ] || resyncs "$s"
+	for e in "$ns_a $if_a" "$ns_b $if_b"; do
+		# shellcheck disable=SC2086
+		set -- $e
+		raw "# tc $s $1: $(ip netns exec "$1" tc -s qdisc show dev "$2" | tr -s '\n ' '  ' | cut -c1-300)"
+	done
+	idle "$s after"
+done
+shape veth
+
+for n in a b; do
+	raw "# tandemd $(node "$n") log: $(grep -c . "$tmp/tandemd-$n.log") lines, $(grep -ci 'error\|fail\|lost' "$tmp/tandemd-$n.log") with error/fail/lost"
+	grep -i 'error\|assert\|abort' "$tmp/tandemd-$n.log" | head -20 | sed "s/^/# tandemd $(node "$n"): /" >>"$RAW"
+done
+raw "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+raw "# elapsed $(($(date +%s) - start)) s"
+report "$RAW" | tee "${RAW%.txt}.md"
+log "raw results: $RAW, tables: ${RAW%.txt}.md"
