@@ -49,6 +49,8 @@ struct peer_vol {
 	bool rs_done_sent;
 };
 
+#define FL_QUEUE 256 /* barriers queued for one flush at most */
+
 struct peer {
 	struct resource *r;
 	pthread_t thread;
@@ -82,11 +84,17 @@ struct peer {
 	uint64_t next_id;
 	uint32_t barrier_nr;       /* last barrier sent */
 	uint32_t barrier_acked;    /* last barrier acked */
+	bool close_pending;        /* a barrier fell due while send_lock was busy */
 	struct epoch *ep;          /* epochs of the writes we send */
 	uint32_t recv_epoch_writes; /* writes received since the last barrier */
 	int session_err;           /* first error of the session */
-	pthread_t meta_thread, rs_thread;
-	bool meta_running, rs_running;
+	pthread_t meta_thread, rs_thread, fl_thread;
+	bool meta_running, rs_running, fl_running;
+	/* barriers received, waiting for the flusher (repl.c); lock */
+	pthread_cond_t fl_cond;
+	struct wire_barrier fl_q[FL_QUEUE];
+	unsigned int fl_head, fl_n;
+	bool fl_stop;
 	struct peer_vol *pv;       /* r->n_vols */
 };
 

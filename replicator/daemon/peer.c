@@ -712,6 +712,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 	pthread_mutex_init(&p->meta_lock, NULL);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
+	pthread_cond_init(&p->fl_cond, NULL);
 	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		rc = -errno;
 		goto fail;
@@ -743,6 +744,7 @@ fail:
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
+	pthread_cond_destroy(&p->fl_cond);
 	free(p);
 	return rc;
 }
@@ -754,6 +756,8 @@ void peer_stop(struct resource *r)
 
 	if (!p)
 		return;
+	if (peer_live(r))
+		peer_drain(r, p->timeout_ms > 0 ? p->timeout_ms : 6000);
 	__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
 	if (write(p->wake[1], "x", 1) < 0)
 		log_res(LOG_WARNING, r->name, "cannot wake the connection thread");
@@ -774,6 +778,7 @@ void peer_stop(struct resource *r)
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
+	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
 	free(p);
 	resource_set_conn(r, CONN_STANDALONE, ROLE_UNKNOWN, DISK_DUNKNOWN, "disconnect");

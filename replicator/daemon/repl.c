@@ -38,6 +38,8 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void send_unlock(struct peer *p);
+
 struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr)
 {
 	unsigned int i;
@@ -60,6 +62,7 @@ void peer_fail(struct peer *p, int rc)
 	if (p->meta)
 		pktio_shutdown(p->meta);
 	pthread_cond_broadcast(&p->cond);
+	pthread_cond_broadcast(&p->fl_cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -71,7 +74,7 @@ int peer_send(struct peer *p, const struct wire_pkt *pkt)
 	do /* each timeout costs one of ko-count (DRBD's ko counter) */
 		rc = p->data ? pktio_send(p->data, pkt, p->timeout_ms) : -ENOTCONN;
 	while (rc == -ETIMEDOUT && --tries > 0);
-	pthread_mutex_unlock(&p->send_lock);
+	send_unlock(p);
 	if (rc < 0)
 		peer_fail(p, rc);
 	return rc;
@@ -258,7 +261,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 	for (;;) {
 		if (!p->live || p->session_err) {
 			pthread_mutex_unlock(&p->lock);
-			pthread_mutex_unlock(&p->send_lock);
+			send_unlock(p);
 			free(q);
 			return 0;
 		}
@@ -267,7 +270,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 			break;
 		if (rc == -EBUSY) { /* too many epochs wait for acks: let them go */
 			pthread_mutex_unlock(&p->lock);
-			pthread_mutex_unlock(&p->send_lock);
+			send_unlock(p);
 			pthread_mutex_lock(&p->lock);
 			if (epoch_unacked(p->ep) > 0 && p->live && !p->session_err)
 				pthread_cond_wait(&p->cond, &p->lock);
@@ -296,7 +299,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 		}
 		rc = send_locked(p, &pkt);
 	}
-	pthread_mutex_unlock(&p->send_lock);
+	send_unlock(p);
 	if (rc < 0) { /* the teardown marks the blocks and fails the request */
 		peer_fail(p, rc);
 		return 1;
@@ -334,7 +337,7 @@ int peer_flush_start(struct resource *r, uint32_t *nr)
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0)
 		rc = send_barrier_locked(p, *nr);
-	pthread_mutex_unlock(&p->send_lock);
+	send_unlock(p);
 	if (rc < 0) {
 		*nr = 0;
 		peer_fail(p, rc);
@@ -351,6 +354,40 @@ void peer_flush_wait(struct resource *r, uint32_t nr)
 	pthread_mutex_lock(&p->lock);
 	while (p->live && !p->session_err && (int32_t)(p->barrier_acked - nr) < 0)
 		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * Before a clean disconnect: close the current epoch and wait (at most
+ * timeout_ms) for its ack, so that writes the peer has already got are
+ * not marked out of sync when the transfer log is torn down. Protocol A
+ * completes writes before the peer has them, so without this the last
+ * epoch of an idle link would always be resynced after a reconnect.
+ */
+void peer_drain(struct resource *r, int timeout_ms)
+{
+	struct peer *p = r->peer;
+	struct timespec ts;
+	uint32_t nr;
+
+	peer_flush_start(r, &nr);
+	if (!nr)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (p->live && !p->session_err && (int32_t)(p->barrier_acked - nr) < 0)
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+			break;
+	if ((int32_t)(p->barrier_acked - nr) < 0)
+		log_res(LOG_WARNING, r->name,
+			"disconnect: the peer did not acknowledge the last writes within %d ms; "
+			"they will be resynced", timeout_ms);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -423,20 +460,66 @@ static int on_zeroes(struct peer *p, const struct wire_pkt *pkt)
 	return peer_send_meta(p, &a);
 }
 
-/* Every write before the barrier was applied (in order): flush, ack. */
+/*
+ * Every write before the barrier was applied (in order). The flusher
+ * thread makes them stable and acks the barrier; meanwhile this thread
+ * goes on applying the writes of the next epoch. Barriers that queue up
+ * while a flush runs share the next one (group commit), so a flush no
+ * longer stalls the data stream once per epoch.
+ */
 static int on_barrier(struct peer *p, const struct wire_pkt *pkt)
 {
-	struct wire_pkt a;
-	unsigned int i;
+	int rc = 0;
 
-	for (i = 0; i < p->r->n_vols; i++)
-		volume_flush(&p->r->vols[i]);
-	memset(&a, 0, sizeof(a));
-	a.type = WIRE_P_BARRIER_ACK;
-	a.volume = WIRE_VOL_NONE;
-	a.u.barrier = (struct wire_barrier){pkt->u.barrier.barrier, p->recv_epoch_writes};
-	p->recv_epoch_writes = 0;
-	return peer_send_meta(p, &a);
+	pthread_mutex_lock(&p->lock);
+	while (p->fl_n == FL_QUEUE && !p->session_err && !p->stop)
+		pthread_cond_wait(&p->fl_cond, &p->lock);
+	if (p->session_err || p->stop) {
+		rc = -ECONNABORTED;
+	} else {
+		p->fl_q[(p->fl_head + p->fl_n++) % FL_QUEUE] =
+			(struct wire_barrier){pkt->u.barrier.barrier, p->recv_epoch_writes};
+		p->recv_epoch_writes = 0;
+		pthread_cond_broadcast(&p->fl_cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+static void *flusher_thread(void *arg)
+{
+	struct peer *p = arg;
+	struct wire_barrier batch[FL_QUEUE];
+	unsigned int i, n;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		while (!p->fl_n && !p->fl_stop)
+			pthread_cond_wait(&p->fl_cond, &p->lock);
+		if (p->fl_stop) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		for (n = 0; n < p->fl_n; n++)
+			batch[n] = p->fl_q[(p->fl_head + n) % FL_QUEUE];
+		p->fl_head = (p->fl_head + n) % FL_QUEUE;
+		p->fl_n = 0;
+		pthread_cond_broadcast(&p->fl_cond);
+		pthread_mutex_unlock(&p->lock);
+		for (i = 0; i < p->r->n_vols; i++)
+			volume_flush(&p->r->vols[i]);
+		for (i = 0; i < n; i++) {
+			struct wire_pkt a;
+
+			memset(&a, 0, sizeof(a));
+			a.type = WIRE_P_BARRIER_ACK;
+			a.volume = WIRE_VOL_NONE;
+			a.u.barrier = batch[i];
+			if (peer_send_meta(p, &a) < 0)
+				break;
+		}
+	}
+	return NULL;
 }
 
 static int on_state(struct peer *p, const struct wire_pkt *pkt)
@@ -596,21 +679,40 @@ static struct peer_req *tl_find(struct peer *p, uint64_t id)
 	return NULL;
 }
 
-/* A completion closed the epoch: send its barrier now. */
+/*
+ * A completion closed the epoch: send its barrier now. This runs on the
+ * meta thread, which must never wait for send_lock: the holder may be
+ * blocked on a full data socket whose reader, on the peer, waits for us
+ * to read its acks. If the lock is busy the holder sends the barrier
+ * when it lets go (send_unlock).
+ */
 static void close_due_epoch(struct peer *p)
 {
 	uint32_t bar;
 	int rc;
 
-	pthread_mutex_lock(&p->send_lock);
+	if (pthread_mutex_trylock(&p->send_lock) != 0) {
+		__atomic_store_n(&p->close_pending, true, __ATOMIC_SEQ_CST);
+		if (pthread_mutex_trylock(&p->send_lock) != 0)
+			return; /* the holder has not let go yet: it will see the flag */
+	}
+	__atomic_store_n(&p->close_pending, false, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&p->lock);
 	rc = p->live && !p->session_err ? epoch_close_due(p->ep, &bar) : 0;
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 1)
 		rc = send_barrier_locked(p, bar);
-	pthread_mutex_unlock(&p->send_lock);
+	send_unlock(p);
 	if (rc < 0 && rc != -EBUSY)
 		peer_fail(p, rc);
+}
+
+/* Let go of send_lock; send a barrier that fell due meanwhile. */
+static void send_unlock(struct peer *p)
+{
+	pthread_mutex_unlock(&p->send_lock);
+	if (__atomic_load_n(&p->close_pending, __ATOMIC_SEQ_CST))
+		close_due_epoch(p);
 }
 
 /* RECV_ACK (B), WRITE_ACK (C), NEG_ACK: the application's side of the
@@ -688,6 +790,8 @@ static void on_barrier_ack(struct peer *p, const struct wire_pkt *pkt)
 		q = done->next;
 		free(done);
 	}
+	if (rc == 0) /* a barrier that was due but had to wait for this ack */
+		close_due_epoch(p);
 }
 
 /* One row per packet type handled on the meta stream; the others (the
@@ -757,6 +861,11 @@ static void *meta_thread(void *arg)
 
 int repl_start_meta(struct peer *p)
 {
+	p->fl_head = p->fl_n = 0;
+	p->fl_stop = false;
+	if (pthread_create(&p->fl_thread, NULL, flusher_thread, p) != 0)
+		return -EAGAIN;
+	p->fl_running = true;
 	if (pthread_create(&p->meta_thread, NULL, meta_thread, p) != 0)
 		return -EAGAIN;
 	p->meta_running = true;
@@ -765,6 +874,14 @@ int repl_start_meta(struct peer *p)
 
 void repl_stop_meta(struct peer *p)
 {
+	if (p->fl_running) {
+		pthread_mutex_lock(&p->lock);
+		p->fl_stop = true;
+		pthread_cond_broadcast(&p->fl_cond);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->fl_thread, NULL);
+		p->fl_running = false;
+	}
 	if (p->meta_running) {
 		pthread_join(p->meta_thread, NULL);
 		p->meta_running = false;

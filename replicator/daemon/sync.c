@@ -27,6 +27,7 @@
 #include "uuidcmp.h"
 
 #define RS_REQ_BITS 32u /* blocks per resync request: 128 KiB */
+#define RS_STEP_MS 100 /* the controller's step (DRBD's SLEEP_TIME) */
 
 static int64_t now_ms(void)
 {
@@ -465,10 +466,12 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		gi_sync_target_receive(&g, pkt.u.sync_uuid.uuid,
 				       resource_state(p->r).role == ROLE_PRIMARY);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-		v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
-		v->disk = DISK_INCONSISTENT;
-		volume_sync_sb(v);
 		pv->rs_total = bitmap_weight(v->bm);
+		if (pv->rs_total) { /* nothing to copy: the data are already the peer's */
+			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
+			v->disk = DISK_INCONSISTENT;
+		}
+		volume_sync_sb(v);
 		pthread_mutex_unlock(&v->lock);
 		pv->rs_pos = 0;
 		pv->rs_done = 0;
@@ -653,8 +656,42 @@ void sync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt)
 	volume_clear_oos(pv->v, pkt->u.ack.sector * 512, pkt->u.ack.size);
 }
 
+/* Wait until one more request fits under the in-flight limit: 0, or
+ * -ETIMEDOUT at the end of the step, -ECANCELED when stopping. */
+static int wait_inflight(struct peer *p, struct peer_vol *pv, uint64_t max_inflight,
+			 int64_t step_end)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	while (pv->rs_inflight + RS_REQ_BITS > max_inflight && pv->rs_inflight) {
+		struct timespec ts;
+		int64_t left = step_end - now_ms();
+
+		if (p->stop || p->session_err) {
+			rc = -ECANCELED;
+			break;
+		}
+		if (left <= 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += left / 1000;
+		ts.tv_nsec += (long)(left % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
 /* The target's pacing thread: requests in bitmap order, at the rate of
- * the controller, at most max-buffers/2 pages in flight. */
+ * the controller (one step every RS_STEP_MS, as DRBD's), at most
+ * max-buffers/2 pages in flight at any time. */
 static void *rs_thread(void *arg)
 {
 	struct peer *p = arg;
@@ -666,6 +703,7 @@ static void *rs_thread(void *arg)
 		conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers") / 2; /* 4 KiB pages */
 	uint64_t done_before = 0;
 	bool was_after = false;
+	int64_t step_end = now_ms() + RS_STEP_MS;
 
 	memset(&prm, 0, sizeof(prm));
 	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
@@ -714,13 +752,15 @@ static void *rs_thread(void *arg)
 			sect_in = (done_now - done_before) * 8;
 			done_before = done_now;
 			budget = rsctl_step(ctl, sect_in, pv->rs_inflight * 8) / 8;
-			if (pv->rs_inflight + budget > max_inflight)
-				budget = max_inflight > pv->rs_inflight ? max_inflight - pv->rs_inflight
-									: 0;
 			pthread_mutex_unlock(&p->lock);
 			while (sent < budget) {
 				struct wire_pkt q;
 				uint64_t b, n;
+
+				/* max-buffers bounds what is in flight, not the rate:
+				 * wait for replies within this step */
+				if (wait_inflight(p, pv, max_inflight, step_end) < 0)
+					break;
 
 				pthread_mutex_lock(&v->lock);
 				b = bitmap_find_next_set(v->bm, pv->rs_pos);
@@ -774,7 +814,11 @@ static void *rs_thread(void *arg)
 		}
 		if (!active)
 			break;
-		peer_sleep(p, 100);
+		if (now_ms() < step_end)
+			peer_sleep(p, (int)(step_end - now_ms()));
+		step_end += RS_STEP_MS;
+		if (step_end < now_ms())
+			step_end = now_ms() + RS_STEP_MS;
 	}
 	rsctl_free(ctl);
 	return NULL;

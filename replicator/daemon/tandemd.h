@@ -167,6 +167,8 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 int peer_flush(struct resource *r);
 int peer_flush_start(struct resource *r, uint32_t *nr);
 void peer_flush_wait(struct resource *r, uint32_t nr);
+/* Before a clean disconnect: wait (bounded) for the last epoch's ack. */
+void peer_drain(struct resource *r, int timeout_ms);
 bool peer_reads_remote(struct resource *r, struct volume *v);
 int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
 	      void (*done)(void *arg, int res), void *arg);

@@ -91,4 +91,13 @@ for proto in A B; do
 	nbdsh_ -u "$(nbd_uri_of a)" -c 'h.flush()'
 	same_data "protocol $proto"
 	echo "ok: protocol $proto: 4 MiB replicated"
+	# a clean disconnect right after writes (no flush) waits for the
+	# last epoch's ack: nothing the peer already has is marked out of sync
+	head -c 1M /dev/urandom >"$tmp/src1"
+	nbdcopy "$tmp/src1" "$(nbd_uri_of a)"
+	on a disconnect r0
+	[ "$(field a oos)" -eq 0 ] || fail "protocol $proto: $(field a oos) KiB out of sync after a clean disconnect"
+	on a connect r0
+	wait_for a connection Connected 20
+	echo "ok: protocol $proto: clean disconnect leaves nothing out of sync"
 done
