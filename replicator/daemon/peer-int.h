@@ -49,7 +49,8 @@ struct peer_vol {
 	bool rs_done_sent;
 };
 
-#define FL_QUEUE 256 /* barriers queued for one flush at most */
+#define FL_QUEUE 256   /* barriers queued for one flush at most */
+#define FL_DEFER_MS 10 /* how long a barrier no FLUSH waits for may wait */
 
 struct peer {
 	struct resource *r;
@@ -92,8 +93,12 @@ struct peer {
 	bool meta_running, rs_running, fl_running;
 	/* barriers received, waiting for the flusher (repl.c); lock */
 	pthread_cond_t fl_cond;
-	struct wire_barrier fl_q[FL_QUEUE];
-	unsigned int fl_head, fl_n;
+	struct fl_item {
+		struct wire_barrier b; /* barrier, set_size: the ack to send */
+		bool urgent;           /* a FLUSH waits for it */
+		int64_t at_ms;
+	} fl_q[FL_QUEUE];
+	unsigned int fl_head, fl_n, fl_urgent;
 	bool fl_stop;
 	struct peer_vol *pv;       /* r->n_vols */
 };

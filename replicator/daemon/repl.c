@@ -195,7 +195,8 @@ static int send_locked(struct peer *p, const struct wire_pkt *pkt)
 	return rc;
 }
 
-static int send_barrier_locked(struct peer *p, uint32_t nr)
+/* flush: a FLUSH waits for this barrier (the peer flushes at once) */
+static int send_barrier_locked(struct peer *p, uint32_t nr, bool flush)
 {
 	struct wire_pkt b;
 
@@ -203,6 +204,8 @@ static int send_barrier_locked(struct peer *p, uint32_t nr)
 	b.type = WIRE_P_BARRIER;
 	b.volume = WIRE_VOL_NONE;
 	b.u.barrier.barrier = nr;
+	if (flush && (p->agreed.features & WIRE_F_BARRIER_FLUSH))
+		b.u.barrier.flags = WIRE_BF_FLUSH;
 	return send_locked(p, &b);
 }
 
@@ -280,7 +283,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 			continue;
 		}
 		pthread_mutex_unlock(&p->lock);
-		rc = send_barrier_locked(p, bar);
+		rc = send_barrier_locked(p, bar, false);
 		pthread_mutex_lock(&p->lock);
 		if (rc < 0)
 			break;
@@ -336,7 +339,7 @@ int peer_flush_start(struct resource *r, uint32_t *nr)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0)
-		rc = send_barrier_locked(p, *nr);
+		rc = send_barrier_locked(p, *nr, true);
 	send_unlock(p);
 	if (rc < 0) {
 		*nr = 0;
@@ -477,13 +480,56 @@ static int on_barrier(struct peer *p, const struct wire_pkt *pkt)
 	if (p->session_err || p->stop) {
 		rc = -ECONNABORTED;
 	} else {
-		p->fl_q[(p->fl_head + p->fl_n++) % FL_QUEUE] =
-			(struct wire_barrier){pkt->u.barrier.barrier, p->recv_epoch_writes};
+		struct fl_item *it = &p->fl_q[(p->fl_head + p->fl_n++) % FL_QUEUE];
+
+		it->b = (struct wire_barrier){pkt->u.barrier.barrier, p->recv_epoch_writes, 0};
+		it->urgent = (pkt->u.barrier.flags & WIRE_BF_FLUSH) ||
+			     !(p->agreed.features & WIRE_F_BARRIER_FLUSH);
+		it->at_ms = now_ms();
+		if (it->urgent)
+			p->fl_urgent++;
 		p->recv_epoch_writes = 0;
 		pthread_cond_broadcast(&p->fl_cond);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return rc;
+}
+
+/*
+ * Barriers that no FLUSH waits for (no WIRE_BF_FLUSH) may wait up to
+ * FL_DEFER_MS for company: their acks only let the Primary forget the
+ * writes, so one flush per FL_DEFER_MS is enough for them, and a busy
+ * link no longer costs one flush per completed write. A FLUSH barrier
+ * (or any barrier from a peer that does not mark them) is flushed at once,
+ * together with every barrier queued before it.
+ */
+static bool flush_due(const struct peer *p)
+{
+	const struct fl_item *oldest = &p->fl_q[p->fl_head];
+
+	return p->fl_urgent || p->fl_n >= FL_QUEUE / 2 ||
+	       now_ms() - oldest->at_ms >= FL_DEFER_MS;
+}
+
+static void wait_flush_due(struct peer *p)
+{
+	while (!p->fl_stop && (!p->fl_n || !flush_due(p))) {
+		struct timespec ts;
+		int64_t left;
+
+		if (!p->fl_n) {
+			pthread_cond_wait(&p->fl_cond, &p->lock);
+			continue;
+		}
+		left = p->fl_q[p->fl_head].at_ms + FL_DEFER_MS - now_ms();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)(left > 0 ? left : 0) * 1000000L;
+		while (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&p->fl_cond, &p->lock, &ts);
+	}
 }
 
 static void *flusher_thread(void *arg)
@@ -494,16 +540,16 @@ static void *flusher_thread(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
-		while (!p->fl_n && !p->fl_stop)
-			pthread_cond_wait(&p->fl_cond, &p->lock);
+		wait_flush_due(p);
 		if (p->fl_stop) {
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
 		for (n = 0; n < p->fl_n; n++)
-			batch[n] = p->fl_q[(p->fl_head + n) % FL_QUEUE];
+			batch[n] = p->fl_q[(p->fl_head + n) % FL_QUEUE].b;
 		p->fl_head = (p->fl_head + n) % FL_QUEUE;
 		p->fl_n = 0;
+		p->fl_urgent = 0;
 		pthread_cond_broadcast(&p->fl_cond);
 		pthread_mutex_unlock(&p->lock);
 		for (i = 0; i < p->r->n_vols; i++)
@@ -701,7 +747,7 @@ static void close_due_epoch(struct peer *p)
 	rc = p->live && !p->session_err ? epoch_close_due(p->ep, &bar) : 0;
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 1)
-		rc = send_barrier_locked(p, bar);
+		rc = send_barrier_locked(p, bar, false);
 	send_unlock(p);
 	if (rc < 0 && rc != -EBUSY)
 		peer_fail(p, rc);
@@ -861,7 +907,7 @@ static void *meta_thread(void *arg)
 
 int repl_start_meta(struct peer *p)
 {
-	p->fl_head = p->fl_n = 0;
+	p->fl_head = p->fl_n = p->fl_urgent = 0;
 	p->fl_stop = false;
 	if (pthread_create(&p->fl_thread, NULL, flusher_thread, p) != 0)
 		return -EAGAIN;

@@ -175,7 +175,7 @@ static const struct wire_field f_zeroes[] = {
 
 static const struct wire_field f_barrier[] = {
 	NUM(struct wire_barrier, barrier, 0, UINT32_MAX),
-	ZERO(4),
+	FLAGS(struct wire_barrier, flags, WIRE_BF_FLUSH),
 };
 
 static const struct wire_field f_barrier_ack[] = {

@@ -51,7 +51,8 @@ enum wire_stream {
 #define WIRE_F_REMOTE_READ   (1ULL << 5)
 #define WIRE_F_TWO_PRIMARIES (1ULL << 6)
 #define WIRE_F_AHEAD         (1ULL << 7)
-#define WIRE_F_ALL           0xffULL
+#define WIRE_F_BARRIER_FLUSH (1ULL << 8) /* P_BARRIER may carry WIRE_BF_FLUSH */
+#define WIRE_F_ALL           0x1ffULL
 
 enum wire_type {
 	WIRE_P_HELLO = 1,
@@ -233,9 +234,13 @@ struct wire_zeroes {
 	uint32_t seq, dp_flags, size;
 };
 
-/* P_BARRIER, P_BARRIER_ACK (set_size only in the ack) */
+/* P_BARRIER flags (WIRE_F_BARRIER_FLUSH) */
+#define WIRE_BF_FLUSH 0x1u /* a FLUSH waits for this barrier's ack: flush at once */
+
+/* P_BARRIER, P_BARRIER_ACK (set_size only in the ack, flags only in the
+ * barrier) */
 struct wire_barrier {
-	uint32_t barrier, set_size;
+	uint32_t barrier, set_size, flags;
 };
 
 /* P_OUT_OF_SYNC */
