@@ -110,10 +110,14 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 		{"force", no_argument, NULL, 'f'},
 		{"clear-bitmap", no_argument, NULL, 'b'},
 		{"discard-my-data", no_argument, NULL, 'd'},
+		{"start", required_argument, NULL, 's'},
+		{"stop", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	bool force = false, clear = false, discard = false;
+	long long start = -1, stop = -1;
 	int opt, i, rc, worst = EXIT_OK;
+	char *end;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "f", longopts, NULL)) != -1) {
@@ -123,7 +127,16 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 			clear = true;
 		else if (opt == 'd')
 			discard = true;
-		else
+		else if ((opt == 's' || opt == 'S') && strcmp(cli->verb, "verify") == 0) {
+			long long n = strtoll(optarg, &end, 10);
+
+			if (*end || n < 0 || end == optarg) {
+				fprintf(stderr, "tandemadm verify: --%s %s: not a sector number\n",
+					opt == 's' ? "start" : "stop", optarg);
+				return EXIT_USAGE;
+			}
+			*(opt == 's' ? &start : &stop) = n;
+		} else
 			return EXIT_USAGE;
 	}
 	if (optind >= argc) {
@@ -136,6 +149,10 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 		json_object_object_add(req, "force", json_object_new_boolean(force));
 		json_object_object_add(req, "clear_bitmap", json_object_new_boolean(clear));
 		json_object_object_add(req, "discard_my_data", json_object_new_boolean(discard));
+		if (start >= 0)
+			json_object_object_add(req, "start", json_object_new_int64(start));
+		if (stop >= 0)
+			json_object_object_add(req, "stop", json_object_new_int64(stop));
 		resp = ctl_call(cli, req, false, &rc);
 		json_object_put(req);
 		if (resp)
@@ -232,8 +249,8 @@ static double jdbl(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
 }
 
-/* The resync progress as /proc/drbd shows it. */
-static void print_sync(json_object *sync)
+/* The resync or verify progress as /proc/drbd shows it. */
+static void print_sync(json_object *sync, const char *what)
 {
 	double pct = jdbl(sync, "percent");
 	uint64_t eta = jnum(sync, "eta_s");
@@ -242,7 +259,7 @@ static void print_sync(json_object *sync)
 	printf("      [");
 	for (i = 0; i < 20; i++)
 		putchar(i < bar ? '=' : i == bar ? '>' : '.');
-	printf("] sync'ed: %.1f%% (%llu/%llu)K\n", pct, (unsigned long long)jnum(sync, "left_kib"),
+	printf("] %s: %.1f%% (%llu/%llu)K\n", what, pct, (unsigned long long)jnum(sync, "left_kib"),
 	       (unsigned long long)jnum(sync, "total_kib"));
 	printf("      finish: %llu:%02llu:%02llu speed: %llu K/sec\n",
 	       (unsigned long long)eta / 3600, (unsigned long long)eta / 60 % 60,
@@ -288,7 +305,12 @@ static void print_status(json_object *r, bool verbose)
 		printf("    volume:%s replication:%s peer-disk:%s\n", jstr(v, "volume"),
 		       jstr(v, "replication"), jstr(v, "peer_disk"));
 		if (json_object_object_get_ex(v, "sync", &sync))
-			print_sync(sync);
+			print_sync(sync, "sync'ed");
+		if (json_object_object_get_ex(v, "verify", &sync)) {
+			print_sync(sync, "verified");
+			printf("      out of sync so far: %llu 4k blocks\n",
+			       (unsigned long long)jnum(sync, "out_of_sync_blocks"));
+		}
 	}
 }
 

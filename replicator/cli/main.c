@@ -52,6 +52,8 @@ static const struct cmd cmds[] = {
 	{"invalidate-remote", cmd_ctl_change, "RES...", "full resync of the peer from here"},
 	{"pause-sync", cmd_ctl_change, "RES...", "pause the resync"},
 	{"resume-sync", cmd_ctl_change, "RES...", "resume it"},
+	{"verify", cmd_ctl_change, "[--start S] [--stop S] RES...", "online verify against the peer (verify-alg)"},
+	{"resync-oos", cmd_ctl_change, "RES...", "resync the blocks marked out of sync, from here, now"},
 	{"status", cmd_ctl_status, "[--json] [--verbose] [RES]", "state and counters"},
 	{"events", cmd_ctl_events, "[--now] [--json]", "one line per state change, as drbdsetup events2"},
 	{"role", cmd_ctl_show, "RES", "role/peer role"},

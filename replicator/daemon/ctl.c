@@ -55,6 +55,13 @@ static bool req_bool(json_object *req, const char *key)
 	return json_object_object_get_ex(req, key, &v) && json_object_get_boolean(v);
 }
 
+static uint64_t req_u64(json_object *req, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(req, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
 /* The resource a request names, or NULL with e filled. */
 static struct resource *req_res(struct tandemd *d, json_object *req, struct reply_err *e)
 {
@@ -114,6 +121,8 @@ SIMPLE_HANDLER(h_invalidate, resource_invalidate(r, false, e))
 SIMPLE_HANDLER(h_invalidate_remote, resource_invalidate(r, true, e))
 SIMPLE_HANDLER(h_pause_sync, resource_pause_sync(r, true, e))
 SIMPLE_HANDLER(h_resume_sync, resource_pause_sync(r, false, e))
+SIMPLE_HANDLER(h_verify, peer_verify(r, req_u64(req, "start"), req_u64(req, "stop"), e))
+SIMPLE_HANDLER(h_resync_oos, peer_resync_oos(r, e))
 SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
 
 /* adjust: re-read the configuration (the same as SIGHUP); the resource
@@ -200,6 +209,8 @@ static const struct {
 	{"invalidate", h_invalidate},
 	{"invalidate-remote", h_invalidate_remote},
 	{"pause-sync", h_pause_sync},
+	{"verify", h_verify},
+	{"resync-oos", h_resync_oos},
 	{"resume-sync", h_resume_sync},
 	{"adjust", h_adjust},
 	{"events", h_events},

@@ -5,6 +5,7 @@
 #ifndef TANDEM_PEER_INT_H
 #define TANDEM_PEER_INT_H
 
+#include "digest.h"
 #include "gi.h"
 #include "pktio.h"
 #include "tandemd.h"
@@ -47,7 +48,20 @@ struct peer_vol {
 	uint64_t rs_done;          /* bits written */
 	int64_t rs_start_ms;
 	bool rs_done_sent;
+	/* online verify (verify.c); counters under peer.lock */
+	uint64_t ov_pos, ov_start, ov_stop; /* sectors: next request, first, end */
+	uint64_t ov_inflight;      /* requests outstanding (VerifyS) */
+	uint64_t ov_done, ov_oos;  /* blocks compared, found out of sync */
+	uint64_t ov_run_start, ov_run_len; /* the out-of-sync run being logged */
+	int64_t ov_start_ms;
+	struct ov_slot {           /* VerifyS: requests in flight, by block */
+		uint64_t sector;   /* UINT64_MAX: free */
+		bool have;         /* digest taken (and block held) at send time */
+		uint8_t digest[DIGEST_MAX_SIZE];
+	} *ov_ring;
 };
+
+#define OV_WINDOW 1024u /* verify requests in flight at most */
 
 #define FL_QUEUE 256   /* barriers queued for one flush at most */
 #define FL_DEFER_MS 10 /* how long a barrier no FLUSH waits for may wait */
@@ -89,8 +103,9 @@ struct peer {
 	struct epoch *ep;          /* epochs of the writes we send */
 	uint32_t recv_epoch_writes; /* writes received since the last barrier */
 	int session_err;           /* first error of the session */
-	pthread_t meta_thread, rs_thread, fl_thread;
-	bool meta_running, rs_running, fl_running;
+	pthread_t meta_thread, rs_thread, fl_thread, ov_thread;
+	bool meta_running, rs_running, fl_running, ov_running;
+	const struct digest_alg *ov_alg; /* verify-alg */
 	/* barriers received, waiting for the flusher (repl.c); lock */
 	pthread_cond_t fl_cond;
 	struct fl_item {
@@ -116,6 +131,8 @@ int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt);
 void sync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt);
 int sync_start_resync_thread(struct peer *p);
 void sync_stop(struct peer *p);
+int sync_wait_window(struct peer *p, const uint64_t *inflight, uint64_t need,
+		     uint64_t max_inflight, int64_t step_end);
 
 /* repl.c: replication while connected */
 int repl_receive(struct peer *p);          /* the data stream, until an error */
@@ -130,6 +147,14 @@ void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
 bool peer_after_isp(struct resource *r);
 enum state_conn peer_overall(const struct peer *p);
+
+/* verify.c: online verify */
+int verify_on_request(struct peer *p, const struct wire_pkt *pkt);
+int verify_on_reply(struct peer *p, const struct wire_pkt *pkt);
+void verify_on_result(struct peer *p, const struct wire_pkt *pkt);
+void verify_on_neg(struct peer *p, const struct wire_pkt *pkt);
+void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_state *ps);
+void verify_stop(struct peer *p);
 
 /* peer-ops.c: the data-stream and meta-stream handlers of remote reads */
 int on_data_request(struct peer *p, const struct wire_pkt *pkt);

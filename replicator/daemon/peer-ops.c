@@ -263,6 +263,26 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 									      : 0));
 		json_object_object_add(jv, "sync", js);
 	}
+	if (pv->repl == CONN_VERIFYS || pv->repl == CONN_VERIFYT) {
+		total = pv->ov_stop > pv->ov_start ? (pv->ov_stop - pv->ov_start + 7) / 8 : 0;
+		done = pv->ov_done < total ? pv->ov_done : total;
+		ms = now_ms() - pv->ov_start_ms;
+		js = json_object_new_object();
+		json_object_object_add(js, "start_sector", json_object_new_uint64(pv->ov_start));
+		json_object_object_add(js, "total_kib", json_object_new_uint64(total * 4));
+		json_object_object_add(js, "left_kib", json_object_new_uint64((total - done) * 4));
+		json_object_object_add(js, "percent",
+				       json_object_new_double(total ? 100.0 * (double)done / (double)total
+								    : 100.0));
+		json_object_object_add(js, "speed_kib_s",
+				       json_object_new_uint64(ms > 0 ? done * 4 * 1000 / (uint64_t)ms : 0));
+		json_object_object_add(js, "eta_s",
+				       json_object_new_uint64(done && ms > 0 ? (total - done) *
+									       (uint64_t)ms / done / 1000
+									     : 0));
+		json_object_object_add(js, "out_of_sync_blocks", json_object_new_uint64(pv->ov_oos));
+		json_object_object_add(jv, "verify", js);
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 

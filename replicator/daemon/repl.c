@@ -594,6 +594,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		log_res(LOG_NOTICE, p->r->name,
 			"volume %u: the Primary has no disk now; it reads and writes here", v->vnr);
 	}
+	verify_peer_state(p, pv, &pkt->u.state);
 	pv->pstate = pkt->u.state;
 	peer_show_sync_state(p->r);
 	s = resource_state(p->r);
@@ -678,6 +679,8 @@ static const struct {
 	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply},
 	{WIRE_P_DATA_REQUEST, on_data_request},
 	{WIRE_P_DATA_REPLY, on_data_reply},
+	{WIRE_P_OV_REQUEST, verify_on_request},
+	{WIRE_P_OV_REPLY, verify_on_reply},
 };
 
 int repl_receive(struct peer *p)
@@ -855,6 +858,7 @@ static const struct {
 	{WIRE_P_NEG_RS_DREPLY, sync_on_rs_ack},
 	{WIRE_P_BARRIER_ACK, on_barrier_ack},
 	{WIRE_P_NEG_DREPLY, on_neg_dreply},
+	{WIRE_P_OV_RESULT, verify_on_result},
 };
 
 static void *meta_thread(void *arg)
@@ -1015,6 +1019,7 @@ int peer_session(struct peer *p)
 		rc = p->session_err; /* the first error is the cause */
 	pthread_mutex_unlock(&p->lock);
 	sync_stop(p);
+	verify_stop(p);
 	repl_stop_meta(p);
 	repl_fail_all(p, rc);
 	pthread_mutex_lock(&p->lock);

@@ -134,6 +134,10 @@ static int send_volume(struct peer *p, unsigned int vi)
 	sp->c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
 	sp->c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
 	sp->c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
+	snprintf(sp->verify_alg, sizeof(sp->verify_alg), "%s",
+		 conf_res_text(c, p->r->cr, CONF_SECT_NET, "verify-alg") ?: "");
+	snprintf(sp->csums_alg, sizeof(sp->csums_alg), "%s",
+		 conf_res_text(c, p->r->cr, CONF_SECT_NET, "csums-alg") ?: "");
 	rc = peer_send(p, &pkt);
 	if (rc < 0)
 		return rc;
@@ -171,6 +175,28 @@ static int expect(struct peer *p, uint16_t type, uint16_t vol, struct wire_pkt *
 		log_res(LOG_ERR, p->r->name, "protocol error: expected %s for volume %u, got %s",
 			wire_type_name(type), vol, wire_type_name(pkt->type));
 		return -EPROTO;
+	}
+	return 0;
+}
+
+/* verify-alg and csums-alg must be the same on both nodes (as DRBD). */
+static int check_sync_param(struct peer *p, const struct wire_sync_param *sp)
+{
+	const struct conf *c = p->r->d->conf;
+	static const char *const opts[] = {"verify-alg", "csums-alg"};
+	const char *theirs[] = {sp->verify_alg, sp->csums_alg};
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *mine = conf_res_text(c, p->r->cr, CONF_SECT_NET, opts[i]) ?: "";
+
+		if (strcmp(mine, theirs[i])) {
+			log_res(LOG_ERR, p->r->name,
+				"incompatible %s settings: me=\"%s\" peer=\"%s\"; set the same "
+				"on both nodes and run 'tandemadm adjust %s' on both",
+				opts[i], mine, theirs[i], p->r->name);
+			return -EACCES;
+		}
 	}
 	return 0;
 }
@@ -505,6 +531,8 @@ int sync_handshake(struct peer *p)
 
 		rc = expect(p, WIRE_P_SYNC_PARAM, vnr, &pkt);
 		if (rc == 0)
+			rc = check_sync_param(p, &pkt.u.sync_param);
+		if (rc == 0)
 			rc = expect(p, WIRE_P_SIZES, vnr, &pkt);
 		if (rc == 0) {
 			pv->psize = pkt.u.sizes.c_size ? pkt.u.sizes.c_size : pkt.u.sizes.d_size;
@@ -543,6 +571,17 @@ int sync_handshake(struct peer *p)
 			break;
 		}
 		if (d->outcome == UUIDCMP_NO_SYNC) {
+			uint64_t bits;
+
+			pthread_mutex_lock(&pv->v->lock);
+			bits = pv->v->bm ? bitmap_weight(pv->v->bm) : 0;
+			pthread_mutex_unlock(&pv->v->lock);
+			if (bits)
+				log_res(LOG_WARNING, r->name,
+					"volume %u: No resync, but %llu bits in bitmap! (same data "
+					"generation on both nodes; 'tandemadm resync-oos %s' on the "
+					"node whose data is right copies them)",
+					pv->v->vnr, (unsigned long long)bits, r->name);
 			pv->repl = CONN_CONNECTED;
 			continue;
 		}
@@ -651,20 +690,25 @@ void sync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 
+	if (pv && pkt->type == WIRE_P_NEG_RS_DREPLY && pv->repl == CONN_VERIFYS) {
+		verify_on_neg(p, pkt);
+		return;
+	}
 	if (!pv || pkt->type != WIRE_P_RS_WRITE_ACK)
 		return;
 	volume_clear_oos(pv->v, pkt->u.ack.sector * 512, pkt->u.ack.size);
 }
 
-/* Wait until one more request fits under the in-flight limit: 0, or
- * -ETIMEDOUT at the end of the step, -ECANCELED when stopping. */
-static int wait_inflight(struct peer *p, struct peer_vol *pv, uint64_t max_inflight,
-			 int64_t step_end)
+/* Wait until `need` more fits under the in-flight limit (*inflight is
+ * changed under p->lock, which signals p->cond): 0, or -ETIMEDOUT at the
+ * end of the step, -ECANCELED when stopping. Resync and verify. */
+int sync_wait_window(struct peer *p, const uint64_t *inflight, uint64_t need,
+		     uint64_t max_inflight, int64_t step_end)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&p->lock);
-	while (pv->rs_inflight + RS_REQ_BITS > max_inflight && pv->rs_inflight) {
+	while (*inflight + need > max_inflight && *inflight) {
 		struct timespec ts;
 		int64_t left = step_end - now_ms();
 
@@ -759,7 +803,8 @@ static void *rs_thread(void *arg)
 
 				/* max-buffers bounds what is in flight, not the rate:
 				 * wait for replies within this step */
-				if (wait_inflight(p, pv, max_inflight, step_end) < 0)
+				if (sync_wait_window(p, &pv->rs_inflight, RS_REQ_BITS, max_inflight,
+						     step_end) < 0)
 					break;
 
 				pthread_mutex_lock(&v->lock);

@@ -169,6 +169,10 @@ int peer_flush_start(struct resource *r, uint32_t *nr);
 void peer_flush_wait(struct resource *r, uint32_t nr);
 /* Before a clean disconnect: wait (bounded) for the last epoch's ack. */
 void peer_drain(struct resource *r, int timeout_ms);
+/* verify.c: online verify from here (sectors; stop 0: to the end), and
+ * the resync of what is marked out of sync, from here, now. */
+int peer_verify(struct resource *r, uint64_t start, uint64_t stop, struct reply_err *e);
+int peer_resync_oos(struct resource *r, struct reply_err *e);
 bool peer_reads_remote(struct resource *r, struct volume *v);
 int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
 	      void (*done)(void *arg, int res), void *arg);

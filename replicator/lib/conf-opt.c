@@ -113,7 +113,7 @@ const struct conf_opt conf_opts[] = {
 	    "Data in flight above which on-congestion applies; 0 = off."),
 	NUM("congestion-extents", N, CONF_U_NONE, "1237", 67, 65534,
 	    "Active activity-log extents above which on-congestion applies."),
-	TYPED("verify-alg", N, CONF_T_HASH, NULL, "Hash used by online verify."),
+	TYPED("verify-alg", N, CONF_T_HASH, NULL, "Hash used by online verify (tandemadm verify); the same on both nodes."),
 	TYPED("csums-alg", N, CONF_T_HASH, NULL,
 	      "Hash used by checksum-based resync (only differing blocks are sent)."),
 	BOOL("csums-after-crash-only", N, "no",
