@@ -11,7 +11,8 @@ BUILD_PKGS="build-essential autoconf automake libtool pkg-config
 	liburing-dev libcmocka-dev libjson-c-dev clang libclang-rt-14-dev"
 TEST_PKGS="corosync pacemaker pacemaker-cli-utils resource-agents
 	libnbd-bin python3-libnbd nbdkit fio drbd-utils iproute2 fuse3
-	e2fsprogs util-linux procps psmisc perl shellcheck"
+	e2fsprogs util-linux procps psmisc perl shellcheck
+	crmsh pcs fence-agents python3"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps.sh: must run as root (it calls apt-get)" >&2
