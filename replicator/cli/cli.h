@@ -22,6 +22,7 @@ struct cli {
 	const char *hostname; /* --node NAME */
 	const char *verb;
 	const char *run_dir;  /* --run-dir */
+	const char *state_dir; /* --state-dir */
 };
 
 /* Load the configuration, printing its diagnostics; returns an exit code. */
@@ -47,6 +48,10 @@ struct json_object *cli_status(struct cli *cli, const char *res, int *rc);
 
 /* cmd-wait.c */
 int cmd_wait(struct cli *cli, int argc, char **argv);
+
+/* cmd-sb.c */
+const char *cli_state_dir(const struct cli *cli);
+int cmd_sb(struct cli *cli, int argc, char **argv);
 
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);

@@ -275,6 +275,9 @@ static void print_status(json_object *r, bool verbose)
 	if (json_object_object_get_ex(r, "warnings", &c))
 		for (i = 0; i < json_object_array_length(c); i++)
 			printf("  warning: %s\n", json_object_get_string(json_object_array_get_idx(c, i)));
+	if (*jstr(r, "sb_save"))
+		printf("  split-brain save: %s (tandemadm sb-list %s)\n", jstr(r, "sb_save"),
+		       jstr(r, "name"));
 	if (!json_object_object_get_ex(r, "volumes", &vols))
 		return;
 	for (i = 0; i < json_object_array_length(vols); i++) {

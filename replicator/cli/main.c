@@ -54,6 +54,9 @@ static const struct cmd cmds[] = {
 	{"resume-sync", cmd_ctl_change, "RES...", "resume it"},
 	{"verify", cmd_ctl_change, "[--start S] [--stop S] RES...", "online verify against the peer (verify-alg)"},
 	{"resync-oos", cmd_ctl_change, "RES...", "resync the blocks marked out of sync, from here, now"},
+	{"sb-list", cmd_sb, "[--json] RES", "split-brain save sets of RES (--state-dir)"},
+	{"sb-show", cmd_sb, "[--json] RES SET", "what a save set holds: ranges, UUIDs, policy"},
+	{"sb-discard", cmd_sb, "RES SET", "remove a save set (checked first)"},
 	{"status", cmd_ctl_status, "[--json] [--verbose] [RES]", "state and counters"},
 	{"events", cmd_ctl_events, "[--now] [--json]", "one line per state change, as drbdsetup events2"},
 	{"role", cmd_ctl_show, "RES", "role/peer role"},
@@ -84,6 +87,7 @@ static void usage(FILE *f)
 		   "  -c, --config FILE  configuration (default %s, else %s)\n"
 		   "  -n, --node NAME    act as host NAME instead of `uname -n`\n"
 		   "  -r, --run-dir DIR  where tandemd's control socket is (default /run/tandem)\n"
+		   "  -s, --state-dir DIR  split-brain save sets (default /var/lib/tandem)\n"
 		   "  -V, --version      print the version\n"
 		   "  -h, --help         this text\n\n"
 		   "commands:\n",
@@ -156,16 +160,20 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"node", required_argument, NULL, 'n'},
 		{"run-dir", required_argument, NULL, 'r'}, {"version", no_argument, NULL, 'V'},
+		{"state-dir", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct cli cli = {0};
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+c:n:r:Vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:n:r:s:Vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			cli.run_dir = optarg;
+			break;
+		case 's':
+			cli.state_dir = optarg;
 			break;
 		case 'c':
 			cli.config = optarg;

@@ -169,6 +169,8 @@ static void child_exec(struct resource *r, const char *name, const char *cmd, in
 	setenv("TANDEM_CONNECTION", state_conn_name(r->st.conn), 1);
 	setenv("TANDEM_PEER_DISK", state_disk_name(r->st.pdsk), 1);
 	setenv("TANDEM_RUN_DIR", r->d->run_dir, 1);
+	if (r->sb_save[0])
+		setenv("TANDEM_SB_SAVE", r->sb_save, 1);
 	if (!getenv("PATH"))
 		setenv("PATH", "/sbin:/usr/sbin:/bin:/usr/bin", 1);
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);

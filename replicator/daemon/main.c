@@ -26,20 +26,23 @@
 
 #define DEFAULT_CONFIG  "/etc/tandem.conf"
 #define DEFAULT_RUN_DIR "/run/tandem"
+#define DEFAULT_STATE_DIR "/var/lib/tandem"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tandemd [-c FILE] [--node NAME] [--run-dir DIR] [-f] [-t] [-v]\n\n"
+	fprintf(f, "usage: tandemd [-c FILE] [--node NAME] [--run-dir DIR] [--state-dir DIR] [-f] [-t] "
+		   "[-v]\n\n"
 		   "  -c, --config FILE  configuration (default %s)\n"
 		   "  -n, --node NAME    act as host NAME instead of `uname -n`\n"
 		   "  -r, --run-dir DIR  control socket, NBD sockets, pid file (default %s)\n"
+		   "  -s, --state-dir DIR  split-brain save sets (default %s)\n"
 		   "  -t, --test-config  check the configuration, list this node's resources, "
 		   "exit\n"
 		   "  -f, --foreground   stay in the foreground, log to stderr\n"
 		   "  -v, --verbose      debug logging\n"
 		   "  -V, --version      print the version\n\n"
 		   "See tandemd(8).\n",
-		DEFAULT_CONFIG, DEFAULT_RUN_DIR);
+		DEFAULT_CONFIG, DEFAULT_RUN_DIR, DEFAULT_STATE_DIR);
 }
 
 static int test_config(const struct conf *c)
@@ -189,6 +192,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"node", required_argument, NULL, 'n'},
 		{"run-dir", required_argument, NULL, 'r'}, {"test-config", no_argument, NULL, 't'},
+		{"state-dir", required_argument, NULL, 's'},
 		{"foreground", no_argument, NULL, 'f'},   {"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -202,9 +206,10 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	d.run_dir = getenv("TANDEM_RUN_DIR") ? getenv("TANDEM_RUN_DIR") : DEFAULT_RUN_DIR;
+	d.state_dir = getenv("TANDEM_STATE_DIR") ? getenv("TANDEM_STATE_DIR") : DEFAULT_STATE_DIR;
 	d.fault_injection = getenv("TANDEM_FAULT_INJECTION") &&
 			    !strcmp(getenv("TANDEM_FAULT_INJECTION"), "1");
-	while ((opt = getopt_long(argc, argv, "c:n:r:tfvVh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:n:r:s:tfvVh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			d.conf_path = optarg;
@@ -214,6 +219,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			d.run_dir = optarg;
+			break;
+		case 's':
+			d.state_dir = optarg;
 			break;
 		case 't':
 			test = true;

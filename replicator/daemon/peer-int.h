@@ -59,6 +59,9 @@ struct peer_vol {
 		bool have;         /* digest taken (and block held) at send time */
 		uint8_t digest[DIGEST_MAX_SIZE];
 	} *ov_ring;
+	/* split-brain save (sbsave-run.c) */
+	struct sbsave *sbs;        /* being written */
+	char sb_path[4096];        /* the latest set, "" if none */
 };
 
 #define OV_WINDOW 1024u /* verify requests in flight at most */
@@ -155,6 +158,11 @@ void verify_on_result(struct peer *p, const struct wire_pkt *pkt);
 void verify_on_neg(struct peer *p, const struct wire_pkt *pkt);
 void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_state *ps);
 void verify_stop(struct peer *p);
+
+/* sbsave-run.c */
+int sbsave_run_prepare(struct peer *p, struct peer_vol *pv, bool split_brain, bool target);
+int sbsave_run_save(struct peer *p, struct peer_vol *pv);
+void sbsave_run_abort(struct peer_vol *pv);
 
 /* peer-ops.c: the data-stream and meta-stream handlers of remote reads */
 int on_data_request(struct peer *p, const struct wire_pkt *pkt);

@@ -1020,6 +1020,8 @@ int peer_session(struct peer *p)
 	pthread_mutex_unlock(&p->lock);
 	sync_stop(p);
 	verify_stop(p);
+	for (i = 0; p->pv && i < p->r->n_vols; i++)
+		sbsave_run_abort(&p->pv[i]);
 	repl_stop_meta(p);
 	repl_fail_all(p, rc);
 	pthread_mutex_lock(&p->lock);

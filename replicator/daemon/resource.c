@@ -527,6 +527,8 @@ json_object *resource_status(struct resource *r)
 				w = r->vols[i].wfc_class;
 		json_object_object_add(o, "wfc_class", json_object_new_string(wfc[w]));
 	}
+	if (r->sb_save[0])
+		json_object_object_add(o, "sb_save", json_object_new_string(r->sb_save));
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();

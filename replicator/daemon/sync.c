@@ -329,6 +329,13 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	}
 	if (d->cmp.fix_peer)
 		memcpy(pv->puuids.uuid, d->cmp.peer_gi.uuid, sizeof(pv->puuids.uuid));
+	rc = sbsave_run_prepare(p, pv, d->split_brain, d->outcome == UUIDCMP_SYNC_TARGET);
+	if (rc < 0) {
+		d->outcome = UUIDCMP_DROP;
+		return 0;
+	}
+	if (pv->sb_path[0])
+		snprintf(p->r->sb_save, sizeof(p->r->sb_save), "%s", pv->sb_path);
 	run_handlers(p, d->handlers, v->vnr);
 	return 0;
 }
@@ -487,6 +494,8 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 					v->vnr, rc, p->r->name);
 			return rc > 0 ? -EACCES : rc;
 		}
+		if (sbsave_run_save(p, pv) < 0)
+			return -EACCES;
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 		gi_sync_target_receive(&g, pkt.u.sync_uuid.uuid,

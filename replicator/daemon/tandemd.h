@@ -96,6 +96,7 @@ struct resource {
 	unsigned int n_vols;
 	struct nbd_srv *nbd; /* while Primary */
 	struct peer *peer;   /* while connecting or connected (peer.c) */
+	char sb_save[4096];  /* the latest split-brain save set ("" if none) */
 };
 
 struct tandemd {
@@ -103,6 +104,7 @@ struct tandemd {
 	struct conf_load_opts conf_opts;
 	const char *conf_path;
 	const char *run_dir;
+	const char *state_dir; /* split-brain save sets */
 	qb_loop_t *loop;
 	struct resource **res;
 	unsigned int n_res;
@@ -148,6 +150,7 @@ void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len);
 int volume_writeback_bitmap_locked(struct volume *v);
 int volume_peer_write(struct volume *v, uint64_t off, uint32_t len, const void *buf, bool fua);
 int volume_peer_trim(struct volume *v, uint64_t off, uint32_t len, bool zero);
+int volume_read_frozen(struct volume *v, uint64_t off, uint32_t len, void *buf);
 int volume_read_claimed(struct volume *v, uint64_t off, uint32_t len, void *buf, void *unused1,
 			void *unused2);
 void volume_read_release(struct volume *v, uint64_t off, uint32_t len);

@@ -871,6 +871,24 @@ int volume_read_claimed(struct volume *v, uint64_t off, uint32_t len, void *buf,
 	return rc;
 }
 
+/* A read by the thread that froze the volume (the handshake): no request
+ * enters; those that entered before are waited for. Nothing is claimed. */
+int volume_read_frozen(struct volume *v, uint64_t off, uint32_t len, void *buf)
+{
+	int rc;
+
+	pthread_mutex_lock(&v->lock);
+	while (v->users && v->md && !v->failing) /* requests that entered before the freeze */
+		pthread_cond_wait(&v->cond, &v->lock);
+	rc = !v->md || v->failing ? -EIO : 0;
+	pthread_mutex_unlock(&v->lock);
+	if (rc == 0)
+		rc = io(v, IOENG_READ, buf, off, len);
+	if (rc < 0)
+		volume_io_error(v, VOLUME_ERR_DATA, "reading (to save split-brain blocks)", rc);
+	return rc < 0 ? rc : 0;
+}
+
 void volume_read_release(struct volume *v, uint64_t off, uint32_t len)
 {
 	struct inflight *i;

@@ -279,10 +279,10 @@ static int recover_0p(const struct sbpolicy_conf *c, const struct sbpolicy_input
 {
 	enum sbpolicy p = c->after_sb_0pri;
 
-	why(r, "after-sb-0pri %s%s: ", sbpolicy_name(p, SBPOLICY_0PRI),
-	    p == SBPOLICY_DISCARD_NODE ? "-" : "");
 	if (p == SBPOLICY_DISCARD_NODE)
-		why(r, "%s: ", c->node);
+		why(r, "after-sb-0pri " NODE_PREFIX "%s: ", c->node);
+	else
+		why(r, "after-sb-0pri %s: ", sbpolicy_name(p, SBPOLICY_0PRI));
 	switch (p) {
 	case SBPOLICY_DISCONNECT:
 		why(r, "no automatic recovery");

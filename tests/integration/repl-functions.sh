@@ -50,7 +50,7 @@ start_node() {
 	conf=${2:-$tmp/t.conf}
 	rm -f "$tmp/run-$1/tandemd.sock"
 	ip netns exec "$(node_ns "$1")" "$TANDEMD" -c "$conf" --node "$(node_name "$1")" \
-		--run-dir "$tmp/run-$1" -f >>"$tmp/tandemd-$1.log" 2>&1 &
+		--run-dir "$tmp/run-$1" --state-dir "$tmp/state-$1" -f >>"$tmp/tandemd-$1.log" 2>&1 &
 	eval "pid_$1=$!"
 	i=0
 	until [ -S "$tmp/run-$1/tandemd.sock" ]; do
@@ -72,7 +72,8 @@ stop_node() {
 on() {
 	n=$1
 	shift
-	"$TANDEMADM" -c "${conf_of:-$tmp/t.conf}" --node "$(node_name "$n")" --run-dir "$tmp/run-$n" "$@"
+	"$TANDEMADM" -c "${conf_of:-$tmp/t.conf}" --node "$(node_name "$n")" --run-dir "$tmp/run-$n" \
+		--state-dir "$tmp/state-$n" "$@"
 }
 
 # field a|b NAME: a field of status --json (connection, role, peer_role) or of
