@@ -53,6 +53,9 @@ int cmd_wait(struct cli *cli, int argc, char **argv);
 const char *cli_state_dir(const struct cli *cli);
 int cmd_sb(struct cli *cli, int argc, char **argv);
 
+/* cmd-fence.c */
+int cmd_fence(struct cli *cli, int argc, char **argv);
+
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);
 

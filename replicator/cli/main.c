@@ -75,6 +75,7 @@ static const struct cmd cmds[] = {
 	{"check-md", cmd_md, "RES[/VOL]...", "check superblock, sizes, activity log, bitmap"},
 	{"inject-fault", cmd_ctl_fault, "[--volume N] [--meta] read|write|rw|none RES",
 	 "tests: make a backing device fail (TANDEM_FAULT_INJECTION=1)"},
+	{"fence-constraints", cmd_fence, "[--clear]", "fence constraints in the CIB; --clear removes stale ones"},
 	{"help", cmd_help, "", "this list"},
 };
 
