@@ -1,0 +1,307 @@
+/*
+ * ctl: the agent's client of tandemd's control socket
+ * (doc/control-protocol.md): one JSON request, one JSON response per
+ * connection, with the agent's time budget as the socket timeout. The
+ * agent reads the JSON fields only, never tandemadm's text.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define CTL_LINE_MAX (64 * 1024)
+
+static int ctl_connect(const struct agent *a)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	long ms = agent_ms_left(a);
+	struct timeval tv;
+	int fd, n;
+
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tandemd.sock", a->run_dir);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	if (ms < 1000)
+		ms = 1000; /* a last status or down still gets its second */
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Send req, return the parsed response in *resp. -ECONNREFUSED/-ENOENT:
+ * no daemon; other -errno: it did not answer properly. */
+static int ctl_call(const struct agent *a, json_object *req, json_object **resp)
+{
+	const char *line;
+	char *buf;
+	size_t len = 0;
+	ssize_t r = 0;
+	int fd, rc = 0;
+
+	*resp = NULL;
+	fd = ctl_connect(a);
+	if (fd < 0)
+		return fd;
+	json_object_object_add(req, "v", json_object_new_int(1));
+	line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	agent_log(AGENT_DEBUG, "tandemd <- %s", line);
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	buf = malloc(CTL_LINE_MAX + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < CTL_LINE_MAX && (r = read(fd, buf + len, CTL_LINE_MAX - len)) > 0) {
+		len += (size_t)r;
+		if (memchr(buf, '\n', len))
+			break;
+	}
+	if (r < 0)
+		rc = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+	else if (!memchr(buf, '\n', len))
+		rc = -EPROTO; /* closed without a whole line */
+	close(fd);
+	buf[len] = '\0';
+	if (rc == 0) {
+		agent_log(AGENT_DEBUG, "tandemd -> %.*s", (int)strcspn(buf, "\n"), buf);
+		*resp = json_tokener_parse(buf);
+		if (!*resp || !json_object_is_type(*resp, json_type_object)) {
+			json_object_put(*resp);
+			*resp = NULL;
+			rc = -EPROTO;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+static bool no_daemon(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -ENOENT;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+static int jint(json_object *o, const char *key, int def)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
+		       ? json_object_get_int(v)
+		       : def;
+}
+
+static bool jbool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+static json_object *request(const struct agent *a, const char *cmd)
+{
+	json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	json_object_object_add(req, "res", json_object_new_string(a->res));
+	return req;
+}
+
+static void fill_reply(json_object *resp, struct ctl_reply *r)
+{
+	const char *s;
+
+	memset(r, 0, sizeof(*r));
+	r->ok = jbool(resp, "ok");
+	r->exit = jint(resp, "exit", r->ok ? 0 : 20);
+	r->ss = jint(resp, "ss", 0);
+	s = jstr(resp, "error");
+	snprintf(r->error, sizeof(r->error), "%s", s ? s : (r->ok ? "" : "failed"));
+	s = jstr(resp, "hint");
+	snprintf(r->hint, sizeof(r->hint), "%s", s ? s : "");
+}
+
+int ctl_command(const struct agent *a, const char *cmd, bool force, struct ctl_reply *r)
+{
+	json_object *req = request(a, cmd), *resp;
+	int rc;
+
+	json_object_object_add(req, "force", json_object_new_boolean(force));
+	rc = ctl_call(a, req, &resp);
+	json_object_put(req);
+	if (rc < 0) {
+		memset(r, 0, sizeof(*r));
+		snprintf(r->error, sizeof(r->error), "%s", no_daemon(rc) ? "tandemd is not running"
+									: strerror(-rc));
+		return rc;
+	}
+	fill_reply(resp, r);
+	json_object_put(resp);
+	return 0;
+}
+
+bool ctl_daemon_alive(const struct agent *a)
+{
+	int fd = ctl_connect(a);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* tandemd's state names back to the enums (the names come from state.c). */
+static int role_of(const char *s)
+{
+	int i;
+
+	for (i = ROLE_UNKNOWN; s && i <= ROLE_SECONDARY; i++)
+		if (!strcmp(s, state_role_name((enum state_role)i)))
+			return i;
+	return -1;
+}
+
+static int conn_of(const char *s)
+{
+	int i;
+
+	for (i = CONN_STANDALONE; s && i <= CONN_BEHIND; i++)
+		if (!strcmp(s, state_conn_name((enum state_conn)i)))
+			return i;
+	return -1;
+}
+
+/* One resource object of the status answer into st; false if unusable. */
+static bool parse_resource(json_object *r, struct ctl_status *st)
+{
+	json_object *vols, *v;
+	int role, peer, conn, disk, pdsk;
+	const char *s;
+	size_t i, n;
+
+	if (!jbool(r, "up")) {
+		st->view.presence = AGENT_POLICY_DOWN;
+		st->view.role = ROLE_SECONDARY;
+		st->view.peer = ROLE_UNKNOWN;
+		st->view.conn = CONN_STANDALONE;
+		return true;
+	}
+	role = role_of(jstr(r, "role"));
+	peer = role_of(jstr(r, "peer_role"));
+	conn = conn_of(jstr(r, "connection"));
+	if (role < 0 || peer < 0 || conn < 0 || !json_object_object_get_ex(r, "volumes", &vols) ||
+	    !json_object_is_type(vols, json_type_array)) {
+		snprintf(st->error, sizeof(st->error), "unexpected status (role %s, connection %s)",
+			 jstr(r, "role") ? jstr(r, "role") : "-",
+			 jstr(r, "connection") ? jstr(r, "connection") : "-");
+		return false;
+	}
+	n = json_object_array_length(vols);
+	st->vols = calloc(n ? n : 1, sizeof(*st->vols));
+	if (!st->vols) {
+		snprintf(st->error, sizeof(st->error), "out of memory");
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(vols, i);
+		disk = state_disk_from_name(jstr(v, "disk") ? jstr(v, "disk") : "");
+		pdsk = state_disk_from_name(jstr(v, "peer_disk") ? jstr(v, "peer_disk") : "");
+		if (disk < 0 || pdsk < 0) {
+			snprintf(st->error, sizeof(st->error), "volume %zu: unknown disk state", i);
+			return false;
+		}
+		st->vols[i].disk = (enum state_disk)disk;
+		st->vols[i].pdsk = (enum state_disk)pdsk;
+		st->vols[i].clients = (unsigned int)jint(v, "clients", 0);
+		if (i == 0 && (s = jstr(v, "export")))
+			snprintf(st->export_path, sizeof(st->export_path), "%s", s);
+	}
+	if ((s = jstr(r, "wfc_class")))
+		snprintf(st->wfc_class, sizeof(st->wfc_class), "%s", s);
+	st->view.presence = AGENT_POLICY_UP;
+	st->view.role = (enum state_role)role;
+	st->view.peer = (enum state_role)peer;
+	st->view.conn = (enum state_conn)conn;
+	st->view.vols = st->vols;
+	st->view.n_vols = (unsigned int)n;
+	return true;
+}
+
+void ctl_status(const struct agent *a, struct ctl_status *st)
+{
+	json_object *req = request(a, "status"), *resp, *list, *r;
+	struct ctl_reply rep;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	st->view.presence = AGENT_POLICY_BAD_ANSWER;
+	rc = ctl_call(a, req, &resp);
+	json_object_put(req);
+	if (rc < 0) {
+		if (no_daemon(rc)) {
+			st->view.presence = AGENT_POLICY_NO_DAEMON;
+			snprintf(st->error, sizeof(st->error), "tandemd is not running (no %s/tandemd.sock)",
+				 a->run_dir);
+		} else {
+			snprintf(st->error, sizeof(st->error), "tandemd did not answer: %s",
+				 strerror(-rc));
+		}
+		return;
+	}
+	fill_reply(resp, &rep);
+	if (!rep.ok) {
+		/* exit 10: the running tandemd's configuration lacks the resource */
+		if (rep.exit == 10)
+			st->view.presence = AGENT_POLICY_UNKNOWN_RES;
+		snprintf(st->error, sizeof(st->error), "%s%s%s", rep.error, rep.hint[0] ? "; " : "",
+			 rep.hint);
+	} else if (!json_object_object_get_ex(resp, "resources", &list) ||
+		   !(r = json_object_array_get_idx(list, 0)) ||
+		   strcmp(jstr(r, "name") ? jstr(r, "name") : "", a->res)) {
+		snprintf(st->error, sizeof(st->error), "the status answer lacks %s", a->res);
+	} else if (!parse_resource(r, st)) {
+		free(st->vols);
+		st->vols = NULL;
+		memset(&st->view, 0, sizeof(st->view));
+		st->view.presence = AGENT_POLICY_BAD_ANSWER;
+	}
+	json_object_put(resp);
+}
+
+void ctl_status_free(struct ctl_status *st)
+{
+	free(st->vols);
+	st->vols = NULL;
+	st->view.vols = NULL;
+	st->view.n_vols = 0;
+}
