@@ -103,6 +103,41 @@ static json_object *request(const char *cmd, const char *res)
 	return req;
 }
 
+static json_object *status_of(struct cli *cli, const char *res, int *rc);
+
+/* primary refused because fencing must outdate the peer first, and tandemd
+ * started fence-peer (drbdadm runs the handler itself and retries; here
+ * the daemon runs it): wait for its verdict, up to two minutes. */
+static bool fencing_for_promote(json_object *resp)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(resp, "ss", &v) && json_object_get_int(v) == -7 &&
+	       json_object_object_get_ex(resp, "hint", &v) &&
+	       strstr(json_object_get_string(v), "fence-peer is running");
+}
+
+static void wait_fence_peer(struct cli *cli, const char *res)
+{
+	int i, rc;
+
+	fprintf(stderr, "tandemadm primary: %s: waiting for fence-peer's verdict\n", res);
+	for (i = 0; i < 1200; i++) {
+		json_object *st = status_of(cli, res, &rc), *list, *r, *f, *run;
+		bool running = false;
+
+		if (st && json_object_object_get_ex(st, "resources", &list) &&
+		    (r = json_object_array_get_idx(list, 0)) &&
+		    json_object_object_get_ex(r, "fencing", &f) &&
+		    json_object_object_get_ex(f, "running", &run))
+			running = json_object_get_boolean(run);
+		json_object_put(st);
+		if (!running)
+			return;
+		usleep(100000);
+	}
+}
+
 /* Verbs that change state: one request per resource. */
 int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 {
@@ -154,6 +189,11 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 		if (stop >= 0)
 			json_object_object_add(req, "stop", json_object_new_int64(stop));
 		resp = ctl_call(cli, req, false, &rc);
+		if (resp && !strcmp(cli->verb, "primary") && fencing_for_promote(resp)) {
+			json_object_put(resp);
+			wait_fence_peer(cli, argv[i]);
+			resp = ctl_call(cli, req, false, &rc);
+		}
 		json_object_put(req);
 		if (resp)
 			resp_ok(resp, cli, &rc);
@@ -275,6 +315,18 @@ static void print_status(json_object *r, bool verbose)
 	if (json_object_object_get_ex(r, "warnings", &c))
 		for (i = 0; i < json_object_array_length(c); i++)
 			printf("  warning: %s\n", json_object_get_string(json_object_array_get_idx(c, i)));
+	if (json_object_object_get_ex(r, "fencing", &c)) {
+		json_object *fz, *run, *last;
+
+		if (json_object_object_get_ex(c, "io_frozen", &fz) && json_object_get_boolean(fz))
+			printf("  I/O frozen by fencing (%s): writes wait for fence-peer's verdict or "
+			       "the peer; 'tandemadm resume-io %s' lifts it\n",
+			       jstr(c, "policy"), jstr(r, "name"));
+		if (json_object_object_get_ex(c, "running", &run) && json_object_get_boolean(run))
+			printf("  fence-peer is running\n");
+		else if (json_object_object_get_ex(c, "last_result", &last))
+			printf("  fence-peer: last exit code %d\n", json_object_get_int(last));
+	}
 	if (*jstr(r, "sb_save"))
 		printf("  split-brain save: %s (tandemadm sb-list %s)\n", jstr(r, "sb_save"),
 		       jstr(r, "name"));
@@ -448,6 +500,11 @@ static void print_event(json_object *ev, bool json)
 		return;
 	}
 	what = jstr(ev, "what");
+	if (!strcmp(what, "susp-fen")) { /* I/O frozen by fencing, as DRBD 9's events2 */
+		printf("change resource name:%s suspended:%s\n", jstr(ev, "res"),
+		       !strcmp(jstr(ev, "new"), "1") ? "fencing" : "no");
+		return;
+	}
 	if (!strcmp(what, "peer")) { /* the peer's role, as events2 shows it */
 		printf("change connection name:%s role:%s\n", jstr(ev, "res"), jstr(ev, "new"));
 		return;

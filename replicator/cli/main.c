@@ -57,6 +57,7 @@ static const struct cmd cmds[] = {
 	{"sb-list", cmd_sb, "[--json] RES", "split-brain save sets of RES (--state-dir)"},
 	{"sb-show", cmd_sb, "[--json] RES SET", "what a save set holds: ranges, UUIDs, policy"},
 	{"sb-discard", cmd_sb, "RES SET", "remove a save set (checked first)"},
+	{"resume-io", cmd_ctl_change, "RES...", "lift an I/O freeze of fencing (resource-and-stonith)"},
 	{"status", cmd_ctl_status, "[--json] [--verbose] [RES]", "state and counters"},
 	{"events", cmd_ctl_events, "[--now] [--json]", "one line per state change, as drbdsetup events2"},
 	{"role", cmd_ctl_show, "RES", "role/peer role"},

@@ -162,6 +162,14 @@ void repl_fail_all(struct peer *p, int rc)
 		next = q->next;
 		if (pv)
 			volume_mark_oos(pv->v, q->sector * 512, q->size);
+		if (!q->done_called && fence_frozen(p->r)) {
+			/* resource-and-stonith: not acknowledged until the verdict */
+			pthread_mutex_lock(&p->r->st_lock);
+			q->next = p->r->held;
+			p->r->held = q;
+			pthread_mutex_unlock(&p->r->st_lock);
+			continue;
+		}
 		if (!q->done_called)
 			q->done(q->arg, rc < 0 ? rc : -ECONNRESET);
 		free(q);
@@ -170,6 +178,23 @@ void repl_fail_all(struct peer *p, int rc)
 		rnext = rd->next;
 		rd->done(rd->arg, -EIO);
 		free(rd);
+	}
+}
+
+/* The fencing verdict is in (or I/O resumed): complete the requests that
+ * were held when the connection was lost; their blocks are out of sync. */
+void repl_release_held(struct resource *r)
+{
+	struct peer_req *q, *next;
+
+	pthread_mutex_lock(&r->st_lock);
+	q = r->held;
+	r->held = NULL;
+	pthread_mutex_unlock(&r->st_lock);
+	for (; q; q = next) {
+		next = q->next;
+		q->done(q->arg, -ECONNRESET);
+		free(q);
 	}
 }
 
@@ -242,7 +267,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 	int rc;
 
 	if (!peer_live(r))
-		return 0;
+		return fence_wait(r); /* resource-and-stonith: frozen until the verdict */
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -266,7 +291,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 			pthread_mutex_unlock(&p->lock);
 			send_unlock(p);
 			free(q);
-			return 0;
+			return fence_wait(r);
 		}
 		rc = epoch_write(p->ep, &nr, &bar);
 		if (rc == 0)
@@ -1005,6 +1030,7 @@ int peer_session(struct peer *p)
 		(void)s;
 		resource_disk_changed(r);
 		resource_set_connected_ind(r, true);
+		fence_conn_back(r);
 		rc = repl_start_meta(p);
 		if (rc == 0)
 			rc = sync_start_resync_thread(p);
@@ -1023,6 +1049,7 @@ int peer_session(struct peer *p)
 	for (i = 0; p->pv && i < p->r->n_vols; i++)
 		sbsave_run_abort(&p->pv[i]);
 	repl_stop_meta(p);
+	fence_conn_lost(r); /* before the requests in flight complete */
 	repl_fail_all(p, rc);
 	pthread_mutex_lock(&p->lock);
 	free(p->pv);

@@ -30,6 +30,8 @@ int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *
 	r->st.pdsk = DISK_DUNKNOWN;
 	r->st.conn = CONN_STANDALONE;
 	pthread_mutex_init(&r->st_lock, NULL);
+	pthread_cond_init(&r->fence_cond, NULL);
+	r->fence_result = -1;
 	for (cv = cr->me->vols; cv; cv = cv->next)
 		n++;
 	r->vols = calloc(n, sizeof(*r->vols));
@@ -55,6 +57,7 @@ void resource_fini(struct resource *r)
 
 	handler_forget(r);
 	pthread_mutex_destroy(&r->st_lock);
+	pthread_cond_destroy(&r->fence_cond);
 	for (i = 0; i < r->n_vols; i++) {
 		pthread_mutex_destroy(&r->vols[i].lock);
 		pthread_cond_destroy(&r->vols[i].cond);
@@ -115,6 +118,8 @@ static void announce(struct resource *r, const struct state *os, const struct st
 		{"peer", os->peer != ns->peer, state_role_name(os->peer), state_role_name(ns->peer)},
 		{"peer-disk", os->pdsk != ns->pdsk, state_disk_name(os->pdsk),
 		 state_disk_name(ns->pdsk)},
+		{"susp-fen", os->susp_fen != ns->susp_fen, os->susp_fen ? "1" : "0",
+		 ns->susp_fen ? "1" : "0"},
 	};
 	size_t i;
 
@@ -135,6 +140,14 @@ static void announce(struct resource *r, const struct state *os, const struct st
 	}
 }
 
+/* Connected, both disks UpToDate: a fence placed earlier can go. */
+static void check_unfence(struct resource *r, const struct state *n)
+{
+	if (n->conn == CONN_CONNECTED && n->disk == DISK_UPTODATE && n->pdsk == DISK_UPTODATE &&
+	    r->fence_placed)
+		fence_both_uptodate(r);
+}
+
 void resource_set_state(struct resource *r, const struct state *ns, const char *why)
 {
 	struct state os, n;
@@ -151,6 +164,7 @@ void resource_set_state(struct resource *r, const struct state *ns, const char *
 	r->st = n;
 	announce(r, &os, &n, why);
 	pthread_mutex_unlock(&r->st_lock);
+	check_unfence(r, &n);
 }
 
 void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role peer,
@@ -163,10 +177,18 @@ void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role
 	n = os;
 	n.conn = conn;
 	n.peer = conn < CONN_CONNECTED ? ROLE_UNKNOWN : peer;
-	n.pdsk = conn < CONN_CONNECTED ? DISK_DUNKNOWN : pdsk;
+	if (conn >= CONN_CONNECTED)
+		n.pdsk = pdsk;
+	else if (os.conn >= CONN_CONNECTED)
+		n.pdsk = DISK_DUNKNOWN; /* the link is gone: no longer known */
+	else if (pdsk == DISK_OUTDATED || pdsk == DISK_INCONSISTENT)
+		n.pdsk = pdsk; /* still disconnected: what fencing learnt stays */
+	else
+		n.pdsk = r->peer_outdated ? DISK_OUTDATED : DISK_DUNKNOWN;
 	r->st = n;
 	announce(r, &os, &n, why);
 	pthread_mutex_unlock(&r->st_lock);
+	check_unfence(r, &n);
 }
 
 struct state resource_state(struct resource *r)
@@ -308,6 +330,11 @@ int resource_up(struct resource *r, struct reply_err *e)
 	ns = r->st;
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "attach");
+	for (i = 0; i < r->n_vols; i++)
+		if (r->vols[i].md && (r->vols[i].sb.flags & MDF_PEER_OUT_DATED))
+			r->peer_outdated = true;
+	if (r->peer_outdated) /* fenced before: the peer is known to be Outdated */
+		resource_set_conn(r, r->st.conn, ROLE_UNKNOWN, DISK_OUTDATED, NULL);
 	if (r->cr->peer && r->cr->peer->addr.ip && r->cr->me->addr.ip &&
 	    peer_start(r, false, e) < 0)
 		log_res(LOG_ERR, r->name, "not connecting: %s", e->msg);
@@ -387,8 +414,13 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 	ns.role = ROLE_PRIMARY;
 	if (force && ns.disk >= DISK_INCONSISTENT && ns.disk < DISK_UPTODATE)
 		ns.disk = DISK_UPTODATE; /* checked below like any promotion */
-	if (!allowed(r, &ns, force, e))
+	if (!allowed(r, &ns, force, e)) {
+		if (e->ss == SS_PRIMARY_NOP && fence_for_promote(r))
+			snprintf(e->hint, sizeof(e->hint),
+				 "fence-peer is running to outdate the peer; promotion is possible "
+				 "once it succeeds (tandemadm primary waits for it and retries)");
 		return -EPERM;
+	}
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		struct gi g;
@@ -529,6 +561,7 @@ json_object *resource_status(struct resource *r)
 	}
 	if (r->sb_save[0])
 		json_object_object_add(o, "sb_save", json_object_new_string(r->sb_save));
+	fence_status(r, o);
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();

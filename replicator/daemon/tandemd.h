@@ -23,6 +23,7 @@
 
 struct resource;
 struct nbd_srv;
+struct peer_req;
 
 /* A write in flight, for serialising overlapping writes. */
 struct inflight {
@@ -97,6 +98,13 @@ struct resource {
 	struct nbd_srv *nbd; /* while Primary */
 	struct peer *peer;   /* while connecting or connected (peer.c) */
 	char sb_save[4096];  /* the latest split-brain save set ("" if none) */
+	/* fencing (fence.c), under st_lock */
+	struct peer_req *held; /* writes unacknowledged when the link went (susp_fen) */
+	pthread_cond_t fence_cond; /* susp_fen lifted */
+	bool fence_running;    /* fence-peer runs */
+	bool fence_placed;     /* fence-peer succeeded: unfence-peer when both UpToDate */
+	int fence_result;      /* the last exit code, -1 if none */
+	bool peer_outdated;    /* PEER_OUT_DATED in the metadata */
 };
 
 struct tandemd {
@@ -164,6 +172,16 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e);
 void peer_stop(struct resource *r);
 bool peer_exited(const struct resource *r);
 /* repl.c: the data path's side of the connection. */
+/* fence.c */
+bool fence_frozen(struct resource *r);
+int fence_wait(struct resource *r);
+void fence_conn_lost(struct resource *r);
+void fence_conn_back(struct resource *r);
+void fence_both_uptodate(struct resource *r);
+bool fence_for_promote(struct resource *r);
+int fence_resume_io(struct resource *r, struct reply_err *e);
+void fence_status(struct resource *r, json_object *o);
+void repl_release_held(struct resource *r); /* repl.c */
 bool peer_live(struct resource *r);
 int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
 		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg);
