@@ -1,7 +1,8 @@
 #!/bin/sh
 # Build tandem from this checkout and run every test: make check (unit,
 # golden corpus, drbdadm comparison, integration tests, man pages), a short
-# fuzz run under ASan/UBSan, the demo, and make distcheck. Ends with one line:
+# fuzz run under ASan/UBSan, make check-cluster (corosync + Pacemaker
+# clusters in namespaces), the demo, and make distcheck. Ends with one line:
 #   tests: N passed, N failed, N skipped
 # Environment: BUILD_DIR (default ./build), FUZZ_SECONDS (default 60).
 set -eu
@@ -28,6 +29,13 @@ if [ "$rc" -eq 0 ]; then
 	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" || rc=$?
 fi
 if [ "$rc" -eq 0 ]; then
+	# real corosync + Pacemaker clusters in namespaces; a skip is a failure
+	echo "== make check-cluster (output in $build/cluster.log)"
+	TCLUSTER_REQUIRE=1 make check-cluster >"$build/cluster.log" 2>&1 || rc=$?
+	grep -E '^(PASS|FAIL|SKIP):' "$build/cluster.log" || true
+	[ "$rc" -eq 0 ] || { tail -n 80 "$build/cluster.log"; echo "check-cluster failed (exit $rc)"; }
+fi
+if [ "$rc" -eq 0 ]; then
 	# the README's other command must keep working too
 	echo "== demo (scripts/demo.sh, output in $build/demo.log)"
 	BUILD_DIR="$build/demo-build" "$top/scripts/demo.sh" >"$build/demo.log" 2>&1 ||
@@ -49,6 +57,10 @@ set -- $(find . -name '*.trs' -path '*/tests/*' ! -path './tandem-*' -exec cat {
 	awk '/^:test-result: PASS/ {p++} /^:test-result: XFAIL/ {p++}
 	     /^:test-result: (FAIL|ERROR|XPASS)/ {f++} /^:test-result: SKIP/ {s++}
 	     END {print p+0, f+0, s+0}')
+if [ -f cluster.log ]; then # the cluster tests count too
+	set -- $(($1 + $(grep -c '^PASS:' cluster.log))) $(($2 + $(grep -c '^FAIL:' cluster.log))) \
+		$(($3 + $(grep -c '^SKIP:' cluster.log)))
+fi
 [ "$2" -eq 0 ] || [ "$rc" -ne 0 ] || rc=1
 [ "$1" -gt 0 ] || [ "$rc" -ne 0 ] || { echo "no test ran" >&2; rc=1; }
 echo "tests: $1 passed, $2 failed, $3 skipped"
