@@ -42,6 +42,7 @@ int cmd_ctl_fault(struct cli *cli, int argc, char **argv);
 int cmd_ctl_status(struct cli *cli, int argc, char **argv);
 int cmd_ctl_show(struct cli *cli, int argc, char **argv);
 int cmd_ctl_dstate(struct cli *cli, const char *res);
+int cmd_ctl_outdate(struct cli *cli, const char *res);
 int cmd_ctl_events(struct cli *cli, int argc, char **argv);
 /* The daemon's status of one resource (NULL and *rc on failure). */
 struct json_object *cli_status(struct cli *cli, const char *res, int *rc);

@@ -433,6 +433,30 @@ int cmd_ctl_dstate(struct cli *cli, const char *res)
 	return EXIT_OK;
 }
 
+/* outdate of a resource that is up: tandemd does it (exit code), else -1. */
+int cmd_ctl_outdate(struct cli *cli, const char *res)
+{
+	json_object *req = request("status", res), *resp, *list, *r, *up;
+	int rc;
+
+	resp = ctl_call(cli, req, true, &rc);
+	json_object_put(req);
+	if (!resp || !resp_ok(resp, cli, &rc) || !json_object_object_get_ex(resp, "resources", &list) ||
+	    !(r = json_object_array_get_idx(list, 0)) || !json_object_object_get_ex(r, "up", &up) ||
+	    !json_object_get_boolean(up)) {
+		json_object_put(resp);
+		return -1;
+	}
+	json_object_put(resp);
+	req = request("outdate", res);
+	resp = ctl_call(cli, req, false, &rc);
+	json_object_put(req);
+	if (resp)
+		resp_ok(resp, cli, &rc);
+	json_object_put(resp);
+	return rc;
+}
+
 /* role, cstate, sh-status: one resource, printed as drbdadm does. */
 int cmd_ctl_show(struct cli *cli, int argc, char **argv)
 {

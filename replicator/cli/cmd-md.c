@@ -644,6 +644,9 @@ static int run_arg(struct cli *cli, const struct conf *c, const struct md_verb *
 	/* dstate of a resource that is up: the daemon knows better */
 	if (!strcmp(cli->verb, "dstate") && !strchr(arg, '/') && cmd_ctl_dstate(cli, arg) == EXIT_OK)
 		return EXIT_OK;
+	/* outdate of a resource that is up: a state change in the daemon */
+	if (!strcmp(cli->verb, "outdate") && !strchr(arg, '/') && (rc = cmd_ctl_outdate(cli, arg)) >= 0)
+		return rc;
 	snprintf(name, sizeof(name), "%s", arg);
 	slash = strchr(name, '/');
 	if (slash) {

@@ -124,6 +124,7 @@ SIMPLE_HANDLER(h_resume_sync, resource_pause_sync(r, false, e))
 SIMPLE_HANDLER(h_verify, peer_verify(r, req_u64(req, "start"), req_u64(req, "stop"), e))
 SIMPLE_HANDLER(h_resync_oos, peer_resync_oos(r, e))
 SIMPLE_HANDLER(h_resume_io, fence_resume_io(r, e))
+SIMPLE_HANDLER(h_outdate, resource_outdate(r, e))
 SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
 
 /* adjust: re-read the configuration (the same as SIGHUP); the resource
@@ -213,6 +214,7 @@ static const struct {
 	{"verify", h_verify},
 	{"resync-oos", h_resync_oos},
 	{"resume-io", h_resume_io},
+	{"outdate", h_outdate},
 	{"resume-sync", h_resume_sync},
 	{"adjust", h_adjust},
 	{"events", h_events},

@@ -496,6 +496,46 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 	return write_all_sb(r, e);
 }
 
+/*
+ * outdate on an up resource (drbdadm outdate): the local data become
+ * Outdated, so that this node cannot be promoted with them. Refused on a
+ * Primary (17), while connected to a peer that has no newer data to give
+ * (DRBD's "Refusing to be Outdated while Connected"), and for data below
+ * Outdated (5).
+ */
+int resource_outdate(struct resource *r, struct reply_err *e)
+{
+	struct state ns = resource_state(r);
+	unsigned int i;
+
+	if (!r->up) {
+		ERRF(e, 10, "resource %s is down", r->name);
+		return -ENODEV;
+	}
+	if (ns.disk == DISK_OUTDATED)
+		return 0;
+	ns.disk = DISK_OUTDATED;
+	if (!allowed(r, &ns, false, e))
+		return -EPERM;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+
+		pthread_mutex_lock(&v->lock);
+		if (v->md && v->disk > DISK_OUTDATED) {
+			v->disk = DISK_OUTDATED;
+			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
+			if (volume_sync_sb(v) < 0)
+				log_res(LOG_ERR, r->name, "volume %u: cannot record Outdated in the "
+							  "metadata", v->vnr);
+		}
+		pthread_mutex_unlock(&v->lock);
+	}
+	ns.disk = worst_disk(r);
+	resource_set_state(r, &ns, "outdate");
+	peer_state_changed(r);
+	return 0;
+}
+
 int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e)
 {
 	unsigned int i;

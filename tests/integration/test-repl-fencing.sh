@@ -192,3 +192,14 @@ echo 4 >"$tmp/fence-code"
 on b primary r0 || fail "promotion after a successful fence-peer"
 [ "$(field b role)" = Primary ] && [ "$(field b peer_disk)" = Outdated ] || fail "b: $(field b role) $(field b peer_disk)"
 echo "ok: promoting a disconnected Secondary: refused when fence-peer fails, done when it outdates the peer"
+
+# ---- outdate on an up resource (drbdadm outdate semantics)
+on a outdate r0 || fail "outdate of a disconnected Secondary"
+[ "$(field a disk)" = Outdated ] || fail "alice's disk is $(field a disk) after outdate"
+on a dstate r0 | grep -q '^Outdated/' || fail "dstate after outdate"
+set +e
+on b outdate r0 >"$tmp/out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 17 ] && grep -q 'Need access to UpToDate data' "$tmp/out" || { cat "$tmp/out"; fail "outdate of a Primary: exit $rc"; }
+echo "ok: outdate: a disconnected Secondary becomes Outdated; a Primary refuses (17)"
