@@ -353,6 +353,10 @@ static void print_status(json_object *r, bool verbose)
 	if (strcmp(jstr(r, "peer_role"), "Unknown"))
 		printf(" role:%s", jstr(r, "peer_role"));
 	printf("\n");
+	if (jnum(r, "integrity_failures"))
+		printf("  data-integrity-alg: %llu digest mismatches (each one reconnected and "
+		       "resynced)\n",
+		       (unsigned long long)jnum(r, "integrity_failures"));
 	for (i = 0; i < json_object_array_length(vols); i++) {
 		v = json_object_array_get_idx(vols, i);
 		if (!*jstr(v, "replication"))

@@ -62,6 +62,10 @@ struct peer_vol {
 	/* split-brain save (sbsave-run.c) */
 	struct sbsave *sbs;        /* being written */
 	char sb_path[4096];        /* the latest set, "" if none */
+	/* csums / integrity */
+	bool rs_csums;             /* target: this resync sends P_CSUM_RS_REQUEST */
+	uint64_t cs_req;           /* bits asked for by checksum (source: answered) */
+	uint64_t cs_same;          /* of those, bits found equal (P_RS_IS_IN_SYNC) */
 };
 
 #define OV_WINDOW 1024u /* verify requests in flight at most */
@@ -119,6 +123,12 @@ struct peer {
 	unsigned int fl_head, fl_n, fl_urgent;
 	bool fl_stop;
 	struct peer_vol *pv;       /* r->n_vols */
+	/* csums / integrity */
+	const struct digest_alg *cs_alg; /* csums-alg of the session, NULL: none */
+	const struct digest_alg *di_alg; /* data-integrity-alg of the session, NULL: none */
+	uint64_t di_failures;      /* data packets whose digest did not match (atomic) */
+	uint64_t fi_data_sent;     /* P_DATA sent, for TANDEM_CORRUPT_DATA (atomic) */
+	uint64_t fi_corrupt_at;    /* corrupt the payload of this P_DATA (1 = first), 0: never */
 };
 
 /* peer.c */
@@ -168,5 +178,13 @@ void sbsave_run_abort(struct peer_vol *pv);
 int on_data_request(struct peer *p, const struct wire_pkt *pkt);
 int on_data_reply(struct peer *p, const struct wire_pkt *pkt);
 void on_neg_dreply(struct peer *p, const struct wire_pkt *pkt);
+
+/* csums / integrity (repl.c, sync.c) */
+int repl_integrity_sign(struct peer *p, struct wire_pkt *pkt, uint8_t *digest);
+int repl_integrity_check(struct peer *p, const struct wire_pkt *pkt);
+uint64_t peer_integrity_failures(struct resource *r);
+int sync_on_csum_request(struct peer *p, const struct wire_pkt *pkt);
+void sync_on_in_sync(struct peer *p, const struct wire_pkt *pkt);
+void sync_log_csums(struct peer *p, const struct peer_vol *pv);
 
 #endif

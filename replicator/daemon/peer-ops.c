@@ -104,6 +104,7 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt)
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 	const struct wire_req *q = &pkt->u.req;
 	struct wire_pkt rep;
+	uint8_t dg[DIGEST_MAX_SIZE];
 	uint8_t *buf;
 	int rc;
 
@@ -128,7 +129,9 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt)
 	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
 	rep.data = buf;
 	rep.data_len = q->size;
-	rc = peer_send(p, &rep);
+	rc = repl_integrity_sign(p, &rep, dg);
+	if (rc == 0)
+		rc = peer_send(p, &rep);
 	volume_read_release(pv->v, q->sector * 512, q->size);
 	free(buf);
 	return rc;
@@ -137,6 +140,7 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt)
 int on_data_reply(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_read *rd = read_take(p, pkt->u.data.id);
+	int rc;
 
 	if (!rd)
 		return -EPROTO;
@@ -144,6 +148,12 @@ int on_data_reply(struct peer *p, const struct wire_pkt *pkt)
 		rd->done(rd->arg, -EIO);
 		free(rd);
 		return -EPROTO;
+	}
+	rc = repl_integrity_check(p, pkt);
+	if (rc < 0) {
+		rd->done(rd->arg, -EIO);
+		free(rd);
+		return rc;
 	}
 	memcpy(rd->buf, pkt->data, rd->len);
 	rd->done(rd->arg, (int)rd->len);

@@ -155,7 +155,7 @@ static void own_hello(const struct peer *p, enum wire_stream stream, uint64_t co
 	h->stream = (uint8_t)stream;
 	h->flags = (uint8_t)(flags | (p->alg[0] ? WIRE_HELLO_AUTH : 0));
 	h->features = WIRE_F_TRIM | WIRE_F_WRITE_ZEROES | WIRE_F_RLE_BITMAP | WIRE_F_REMOTE_READ |
-		      WIRE_F_BARRIER_FLUSH | WIRE_F_VERIFY;
+		      WIRE_F_BARRIER_FLUSH | WIRE_F_VERIFY | WIRE_F_CSUMS;
 	h->conn_id = conn_id;
 	snprintf(h->node, sizeof(h->node), "%s", p->me);
 	snprintf(h->res, sizeof(h->res), "%s", p->r->name);

@@ -129,6 +129,104 @@ void peer_state_changed(struct resource *r)
 		peer_send_state(p, i);
 }
 
+/* ---------------------------------------------------------------- data integrity */
+
+/*
+ * data-integrity-alg (doc/wire-protocol.md §7.13): the sender of a data
+ * packet (P_DATA, P_RS_DATA_REPLY, P_DATA_REPLY) digests its data into
+ * the packet; the receiver digests what arrived and compares before it
+ * uses the data. A mismatch is counted, logged as DRBD does, and ends the
+ * session with -EBADMSG (ProtocolError): the reconnect resyncs what the
+ * lost packet carried.
+ */
+
+/* pkt->data is set; digest: DIGEST_MAX_SIZE bytes that pkt then points to. */
+int repl_integrity_sign(struct peer *p, struct wire_pkt *pkt, uint8_t *digest)
+{
+	int rc;
+
+	pkt->digest = NULL;
+	pkt->digest_len = 0;
+	if (!p->di_alg)
+		return 0;
+	rc = digest_buf(p->di_alg, pkt->data, pkt->data_len, digest);
+	if (rc < 0)
+		return rc;
+	pkt->digest = digest;
+	pkt->digest_len = (uint32_t)digest_size(p->di_alg);
+	return 0;
+}
+
+/* 0: the data are what the peer sent; -EPROTO: a digest of the wrong
+ * length (or one without data-integrity-alg); -EBADMSG: a mismatch. */
+int repl_integrity_check(struct peer *p, const struct wire_pkt *pkt)
+{
+	uint8_t d[DIGEST_MAX_SIZE];
+	size_t n = p->di_alg ? digest_size(p->di_alg) : 0;
+
+	if (pkt->digest_len != n) {
+		log_res(LOG_ERR, p->r->name,
+			"protocol error: %s with a %u-byte digest, data-integrity-alg %s has %zu",
+			wire_type_name(pkt->type), pkt->digest_len,
+			p->di_alg ? digest_name(p->di_alg) : "(none)", n);
+		return -EPROTO;
+	}
+	if (!n)
+		return 0;
+	if (digest_buf(p->di_alg, pkt->data, pkt->data_len, d) == 0 && !memcmp(d, pkt->digest, n))
+		return 0;
+	__atomic_add_fetch(&p->di_failures, 1, __ATOMIC_RELAXED);
+	log_res(LOG_ERR, p->r->name,
+		"volume %u: Digest integrity check FAILED: %llus +%u (%s, %s); disconnecting, the "
+		"resync after the reconnect repairs it",
+		pkt->volume, (unsigned long long)pkt->u.data.sector, pkt->data_len,
+		wire_type_name(pkt->type), digest_name(p->di_alg));
+	return -EBADMSG;
+}
+
+/* Data packets received with a wrong digest since the connection was
+ * configured (tandemadm connect/up); main loop. */
+uint64_t peer_integrity_failures(struct resource *r)
+{
+	return r->peer ? __atomic_load_n(&r->peer->di_failures, __ATOMIC_RELAXED) : 0;
+}
+
+/*
+ * Tests only (TANDEM_FAULT_INJECTION=1 and TANDEM_CORRUPT_DATA=N): the
+ * N-th P_DATA this node sends to the peer (counted from the connect,
+ * across reconnects; 1 is the first) leaves with one byte of its payload
+ * changed after the digest was taken, as a faulty NIC or bus would do it.
+ * Returns the corrupted copy that pkt now points to (free it after the
+ * send), or NULL.
+ */
+static uint8_t *fault_corrupt(struct peer *p, struct wire_pkt *pkt)
+{
+	uint64_t nr = __atomic_add_fetch(&p->fi_data_sent, 1, __ATOMIC_RELAXED);
+	uint8_t *copy;
+
+	if (!p->fi_corrupt_at || nr != p->fi_corrupt_at || !pkt->data_len)
+		return NULL;
+	copy = malloc(pkt->data_len);
+	if (!copy)
+		return NULL;
+	memcpy(copy, pkt->data, pkt->data_len);
+	copy[pkt->data_len / 2] ^= 0x5a;
+	pkt->data = copy;
+	log_res(LOG_WARNING, p->r->name,
+		"fault injection: P_DATA #%llu (%llus +%u) leaves with a corrupted payload",
+		(unsigned long long)nr, (unsigned long long)pkt->u.data.sector, pkt->data_len);
+	return copy;
+}
+
+static void fault_load(struct peer *p)
+{
+	const char *s = getenv("TANDEM_CORRUPT_DATA");
+
+	p->fi_corrupt_at = 0;
+	if (p->r->d->fault_injection && s)
+		p->fi_corrupt_at = strtoull(s, NULL, 10);
+}
+
 /* ---------------------------------------------------------------- the transfer log */
 
 static void tl_add(struct peer *p, struct peer_req *q)
@@ -247,8 +345,9 @@ static void leg_done_locked(struct peer *p, struct peer_req *q)
 /*
  * Send a write (P_DATA, or P_TRIM / P_WRITE_ZEROES without buf) to the
  * peer. 1: done(arg, rc) is called once the peer's leg completes (rc < 0:
- * it failed and the blocks were marked out of sync); 0: not connected
- * (the caller marked the blocks already); negative errno: not sent.
+ * it failed and the blocks were marked out of sync); 0: not connected;
+ * negative errno: not sent. In both cases the blocks are marked out of
+ * sync here (the link may have gone after the caller looked at it).
  *
  * The write joins the current epoch; the barrier that closes an epoch
  * goes out before the first write of the next one, both under send_lock
@@ -264,10 +363,14 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 	uint32_t nr = 0, bar;
 	struct peer_req *q;
 	struct wire_pkt pkt;
+	uint8_t dg[DIGEST_MAX_SIZE], *bad = NULL;
 	int rc;
 
-	if (!peer_live(r))
+	if (!peer_live(r)) {
+		/* the caller saw the link up when it began the write */
+		volume_mark_oos(v, off, len);
 		return fence_wait(r); /* resource-and-stonith: frozen until the verdict */
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -283,6 +386,16 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 		dp_flags |= WIRE_DP_SEND_RECV_ACK;
 	else if (p->protocol == WIRE_PROTO_C)
 		dp_flags |= WIRE_DP_SEND_WRITE_ACK;
+	if (type == WIRE_P_DATA) { /* the digest outside the locks */
+		pkt.data = buf;
+		pkt.data_len = len;
+		rc = repl_integrity_sign(p, &pkt, dg);
+		if (rc < 0) {
+			free(q);
+			volume_mark_oos(v, off, len);
+			return rc;
+		}
+	}
 
 	pthread_mutex_lock(&p->send_lock);
 	pthread_mutex_lock(&p->lock);
@@ -291,6 +404,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 			pthread_mutex_unlock(&p->lock);
 			send_unlock(p);
 			free(q);
+			volume_mark_oos(v, off, len);
 			return fence_wait(r);
 		}
 		rc = epoch_write(p->ep, &nr, &bar);
@@ -320,12 +434,12 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 	if (rc == 0) {
 		if (type == WIRE_P_DATA) {
 			pkt.u.data = (struct wire_data){q->sector, q->id, 0, dp_flags};
-			pkt.data = buf;
-			pkt.data_len = len;
+			bad = fault_corrupt(p, &pkt);
 		} else {
 			pkt.u.zeroes = (struct wire_zeroes){q->sector, q->id, 0, dp_flags, len};
 		}
 		rc = send_locked(p, &pkt);
+		free(bad);
 	}
 	send_unlock(p);
 	if (rc < 0) { /* the teardown marks the blocks and fails the request */
@@ -449,6 +563,9 @@ static int on_data(struct peer *p, const struct wire_pkt *pkt)
 
 	if (!pv || (uint64_t)w->sector * 512 + pkt->data_len > pv->v->size_sect * 512)
 		return -EPROTO;
+	rc = repl_integrity_check(p, pkt);
+	if (rc < 0)
+		return rc;
 	if (w->dp_flags & WIRE_DP_SEND_RECV_ACK) {
 		rc = ack(p, WIRE_P_RECV_ACK, pkt, pkt->data_len);
 		if (rc < 0)
@@ -641,6 +758,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		pthread_mutex_unlock(&v->lock);
 		pv->repl = CONN_CONNECTED;
 		log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (as SyncSource)", v->vnr);
+		sync_log_csums(p, pv);
 		resource_sync_done(p->r, v);
 	}
 	return 0;
@@ -702,6 +820,7 @@ static const struct {
 	{WIRE_P_OUT_OF_SYNC, on_oos},
 	{WIRE_P_RS_DATA_REQUEST, sync_on_rs_request},
 	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply},
+	{WIRE_P_CSUM_RS_REQUEST, sync_on_csum_request},
 	{WIRE_P_DATA_REQUEST, on_data_request},
 	{WIRE_P_DATA_REPLY, on_data_reply},
 	{WIRE_P_OV_REQUEST, verify_on_request},
@@ -881,6 +1000,7 @@ static const struct {
 	{WIRE_P_NEG_ACK, on_ack},
 	{WIRE_P_RS_WRITE_ACK, sync_on_rs_ack},
 	{WIRE_P_NEG_RS_DREPLY, sync_on_rs_ack},
+	{WIRE_P_RS_IS_IN_SYNC, sync_on_in_sync},
 	{WIRE_P_BARRIER_ACK, on_barrier_ack},
 	{WIRE_P_NEG_DREPLY, on_neg_dreply},
 	{WIRE_P_OV_RESULT, verify_on_result},
@@ -1006,6 +1126,7 @@ int peer_session(struct peer *p)
 	p->session_err = 0;
 	p->barrier_nr = p->barrier_acked = 0;
 	p->recv_epoch_writes = 0;
+	fault_load(p);
 	if (!p->ep && epoch_new((uint32_t)conf_res_num(r->d->conf, r->cr, CONF_SECT_NET,
 						       "max-epoch-size"),
 				1024, &p->ep) < 0) {

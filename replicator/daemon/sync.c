@@ -10,6 +10,12 @@
  * then requests the marked blocks in bitmap order at the rate the
  * controller allows (rsctl). At the end the target's UUIDs and disk state
  * follow the source's.
+ *
+ * With csums-alg (and WIRE_F_CSUMS) the target reads and digests its own
+ * blocks and asks with P_CSUM_RS_REQUEST instead; the source answers
+ * P_RS_IS_IN_SYNC when its blocks have the same digest, so blocks that
+ * are marked but equal cost a digest instead of their data. With
+ * csums-after-crash-only, only the resync after a Primary crash does so.
  */
 #include "config.h"
 
@@ -245,6 +251,27 @@ static int check_protocol(struct peer *p, const struct wire_protocol *w)
 	return 0;
 }
 
+/* The algorithm of a digest option for the session; "" is none. An
+ * unknown name cannot pass the configuration check, but a library
+ * without it (md5 in FIPS mode) can: -EACCES, StandAlone. */
+static int session_alg(struct peer *p, const char *opt, const char *name,
+		       const struct digest_alg **out)
+{
+	int rc;
+
+	*out = NULL;
+	if (!name[0])
+		return 0;
+	rc = digest_lookup(name, out);
+	if (rc < 0) {
+		log_res(LOG_ERR, p->r->name, "%s %s: %s; use one of %s on both nodes", opt, name,
+			rc == -EOPNOTSUPP ? "not provided by this OpenSSL" : "unknown algorithm",
+			digest_known());
+		return -EACCES;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- decision */
 
 static void side_of(struct peer *p, struct volume *v, struct uuidcmp_side *s)
@@ -440,10 +467,34 @@ static bool stopping_cb(void *arg)
 	return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
+/* Does the target ask by checksum in this resync (§9.1)? "After a
+ * Primary crash": either node's UUIDs carry the crashed-primary flag. */
+static bool use_csums(struct peer *p, bool crashed)
+{
+	if (!p->cs_alg)
+		return false;
+	if (!(p->agreed.features & WIRE_F_CSUMS)) {
+		log_res(LOG_WARNING, p->r->name,
+			"csums-alg %s ignored: the peer does not do checksum-based resync; every "
+			"marked block is copied",
+			digest_name(p->cs_alg));
+		return false;
+	}
+	if (!crashed &&
+	    conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "csums-after-crash-only")) {
+		log_res(LOG_INFO, p->r->name,
+			"csums-after-crash-only: no Primary crashed, every marked block is copied");
+		return false;
+	}
+	return true;
+}
+
 static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 {
 	struct peer_vol *pv = &p->pv[vi];
 	struct volume *v = pv->v;
+	bool crashed =
+	    (v->sb.flags & MDF_CRASHED_PRIMARY) || (pv->puuids.flags & WIRE_UF_CRASHED_PRIMARY);
 	struct wire_pkt pkt;
 	struct gi g;
 	int rc;
@@ -511,11 +562,14 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		pv->rs_pos = 0;
 		pv->rs_done = 0;
 		pv->rs_start_ms = now_ms();
+		pv->rs_csums = use_csums(p, crashed);
 		pv->repl = CONN_SYNCTARGET;
 	}
-	log_res(LOG_NOTICE, p->r->name, "volume %u: resync as %s: %llu KiB to copy%s", v->vnr,
-		source ? "SyncSource" : "SyncTarget",
-		(unsigned long long)bitmap_weight(v->bm) * 4, full ? " (full sync)" : "");
+	pv->cs_req = pv->cs_same = 0;
+	log_res(LOG_NOTICE, p->r->name, "volume %u: resync as %s: %llu KiB to copy%s%s%s", v->vnr,
+		source ? "SyncSource" : "SyncTarget", (unsigned long long)bitmap_weight(v->bm) * 4,
+		full ? " (full sync)" : "", pv->rs_csums ? ", checksum-based with " : "",
+		pv->rs_csums ? digest_name(p->cs_alg) : "");
 	return rc;
 }
 
@@ -534,6 +588,8 @@ int sync_handshake(struct peer *p)
 		rc = expect(p, WIRE_P_PROTOCOL, WIRE_VOL_NONE, &pkt);
 	if (rc == 0)
 		rc = check_protocol(p, &pkt.u.protocol);
+	if (rc == 0)
+		rc = session_alg(p, "data-integrity-alg", integrity_alg(p), &p->di_alg);
 	for (i = 0; i < r->n_vols && rc == 0; i++) {
 		struct peer_vol *pv = &p->pv[i];
 		uint16_t vnr = (uint16_t)pv->v->vnr;
@@ -541,6 +597,8 @@ int sync_handshake(struct peer *p)
 		rc = expect(p, WIRE_P_SYNC_PARAM, vnr, &pkt);
 		if (rc == 0)
 			rc = check_sync_param(p, &pkt.u.sync_param);
+		if (rc == 0 && i == 0)
+			rc = session_alg(p, "csums-alg", pkt.u.sync_param.csums_alg, &p->cs_alg);
 		if (rc == 0)
 			rc = expect(p, WIRE_P_SIZES, vnr, &pkt);
 		if (rc == 0) {
@@ -603,13 +661,19 @@ int sync_handshake(struct peer *p)
 
 /* ---------------------------------------------------------------- resync */
 
-/* Source: read the requested blocks and send them (the range is claimed,
+/*
+ * Source: read the requested blocks and send them (the range is claimed,
  * so an application write of the same blocks goes before or after, never
- * between the read and the send). */
-int sync_on_rs_request(struct peer *p, const struct wire_pkt *pkt)
+ * between the read and the send). A checksum request (P_CSUM_RS_REQUEST)
+ * is answered with P_RS_IS_IN_SYNC instead when our blocks have the
+ * target's digest: both nodes then mark them in sync without the data.
+ */
+static int answer_rs_request(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 	const struct wire_req *q = &pkt->u.req;
+	uint8_t dg[DIGEST_MAX_SIZE], mine[DIGEST_MAX_SIZE];
+	bool csum = pkt->type == WIRE_P_CSUM_RS_REQUEST;
 	struct wire_pkt rep;
 	uint8_t *buf;
 	int rc;
@@ -617,29 +681,84 @@ int sync_on_rs_request(struct peer *p, const struct wire_pkt *pkt)
 	if (!pv || !q->size || q->size > WIRE_MAX_DATA ||
 	    q->sector + q->size / 512 > pv->v->size_sect)
 		return -EPROTO;
+	if (csum && (!p->cs_alg || pkt->digest_len != digest_size(p->cs_alg))) {
+		log_res(LOG_ERR, p->r->name,
+			"protocol error: P_CSUM_RS_REQUEST with a %u-byte digest, csums-alg %s has "
+			"%zu",
+			pkt->digest_len, p->cs_alg ? digest_name(p->cs_alg) : "(none)",
+			p->cs_alg ? digest_size(p->cs_alg) : (size_t)0);
+		return -EPROTO;
+	}
 	buf = malloc(q->size);
 	if (!buf)
 		return -ENOMEM;
 	memset(&rep, 0, sizeof(rep));
+	rep.volume = pkt->volume;
 	rc = volume_read_claimed(pv->v, q->sector * 512, q->size, buf, (void *)p, NULL);
 	if (rc < 0) {
 		rep.type = WIRE_P_NEG_RS_DREPLY;
-		rep.volume = pkt->volume;
 		rep.u.ack = (struct wire_ack){q->sector, q->id, q->size, 0};
 		free(buf);
 		return peer_send_meta(p, &rep);
 	}
+	if (csum && digest_buf(p->cs_alg, buf, q->size, mine) == 0 &&
+	    !memcmp(mine, pkt->digest, pkt->digest_len)) {
+		volume_clear_oos(pv->v, q->sector * 512, q->size);
+		volume_read_release(pv->v, q->sector * 512, q->size);
+		free(buf);
+		pthread_mutex_lock(&p->lock);
+		pv->cs_req += q->size / 4096;
+		pv->cs_same += q->size / 4096;
+		pthread_mutex_unlock(&p->lock);
+		rep.type = WIRE_P_RS_IS_IN_SYNC;
+		rep.u.ack = (struct wire_ack){q->sector, q->id, q->size, 0};
+		return peer_send_meta(p, &rep);
+	}
+	if (csum) {
+		pthread_mutex_lock(&p->lock);
+		pv->cs_req += q->size / 4096;
+		pthread_mutex_unlock(&p->lock);
+	}
 	rep.type = WIRE_P_RS_DATA_REPLY;
-	rep.volume = pkt->volume;
 	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
 	rep.data = buf;
 	rep.data_len = q->size;
-	rc = peer_send(p, &rep);
+	rc = repl_integrity_sign(p, &rep, dg);
+	if (rc == 0)
+		rc = peer_send(p, &rep);
 	if (rc == 0)
 		__atomic_add_fetch(&pv->v->c.ns, q->size / 1024, __ATOMIC_RELAXED);
 	volume_read_release(pv->v, q->sector * 512, q->size);
 	free(buf);
 	return rc;
+}
+
+int sync_on_rs_request(struct peer *p, const struct wire_pkt *pkt)
+{
+	return answer_rs_request(p, pkt);
+}
+
+int sync_on_csum_request(struct peer *p, const struct wire_pkt *pkt)
+{
+	return answer_rs_request(p, pkt);
+}
+
+/* DRBD's line at the end of a checksum-based resync (both nodes). */
+void sync_log_csums(struct peer *p, const struct peer_vol *pv)
+{
+	uint64_t req, same;
+
+	pthread_mutex_lock(&p->lock);
+	req = pv->cs_req;
+	same = pv->cs_same;
+	pthread_mutex_unlock(&p->lock);
+	if (!req)
+		return;
+	log_res(LOG_INFO, p->r->name,
+		"volume %u: %llu %% had equal checksums, eliminated: %lluK; transferred %lluK "
+		"total %lluK",
+		pv->v->vnr, (unsigned long long)(same * 100 / req), (unsigned long long)same * 4,
+		(unsigned long long)(req - same) * 4, (unsigned long long)req * 4);
 }
 
 static void finish_target(struct peer *p, struct peer_vol *pv)
@@ -663,6 +782,7 @@ static void finish_target(struct peer *p, struct peer_vol *pv)
 	log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (%llu KiB in %lld.%03lld s)",
 		v->vnr, (unsigned long long)pv->rs_done * 4, (long long)ms / 1000,
 		(long long)ms % 1000);
+	sync_log_csums(p, pv);
 	if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "after-resync-target"))
 		handler_run(p->r, "after-resync-target", (int)v->vnr, NULL, NULL);
 }
@@ -679,6 +799,9 @@ int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt)
 	if (!pv || pv->repl != CONN_SYNCTARGET || !pkt->data_len ||
 	    w->sector + pkt->data_len / 512 > pv->v->size_sect)
 		return -EPROTO;
+	rc = repl_integrity_check(p, pkt);
+	if (rc < 0)
+		return rc;
 	__atomic_add_fetch(&pv->v->c.nr, pkt->data_len / 1024, __ATOMIC_RELAXED);
 	rc = volume_rs_write(pv->v, w->sector * 512, pkt->data_len, pkt->data);
 	bits = pkt->data_len / 4096;
@@ -692,6 +815,25 @@ int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt)
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	return peer_send_meta(p, &ack);
+}
+
+/* Target, P_RS_IS_IN_SYNC: the source has the blocks we digested; they
+ * are in sync without a copy. */
+void sync_on_in_sync(struct peer *p, const struct wire_pkt *pkt)
+{
+	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	uint64_t bits = pkt->u.ack.size / 4096;
+
+	if (!pv || pv->repl != CONN_SYNCTARGET ||
+	    pkt->u.ack.sector + pkt->u.ack.size / 512 > pv->v->size_sect)
+		return;
+	volume_clear_oos(pv->v, pkt->u.ack.sector * 512, pkt->u.ack.size);
+	pthread_mutex_lock(&p->lock);
+	pv->rs_inflight -= pv->rs_inflight >= bits ? bits : pv->rs_inflight;
+	pv->rs_done += bits;
+	pv->cs_same += bits;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* Source: the target wrote the blocks: they are in sync now. */
@@ -742,6 +884,29 @@ int sync_wait_window(struct peer *p, const uint64_t *inflight, uint64_t need,
 	return rc;
 }
 
+/* Target with csums: read and digest our blocks of the request q and
+ * turn it into P_CSUM_RS_REQUEST. On a read error q stays a plain request
+ * (the source's data overwrite whatever we have). */
+static int csum_request(struct peer *p, struct peer_vol *pv, struct wire_pkt *q, uint8_t *buf,
+			uint8_t *dg)
+{
+	uint64_t off = q->u.req.sector * 512;
+	uint32_t len = q->u.req.size;
+	int rc;
+
+	rc = volume_read_claimed(pv->v, off, len, buf, NULL, NULL);
+	if (rc < 0)
+		return rc;
+	rc = digest_buf(p->cs_alg, buf, len, dg);
+	volume_read_release(pv->v, off, len);
+	if (rc < 0)
+		return rc;
+	q->type = WIRE_P_CSUM_RS_REQUEST;
+	q->digest = dg;
+	q->digest_len = (uint32_t)digest_size(p->cs_alg);
+	return 0;
+}
+
 /* The target's pacing thread: requests in bitmap order, at the rate of
  * the controller (one step every RS_STEP_MS, as DRBD's), at most
  * max-buffers/2 pages in flight at any time. */
@@ -757,7 +922,12 @@ static void *rs_thread(void *arg)
 	uint64_t done_before = 0;
 	bool was_after = false;
 	int64_t step_end = now_ms() + RS_STEP_MS;
+	uint8_t dg[DIGEST_MAX_SIZE], *buf = malloc(RS_REQ_BITS * 4096);
 
+	if (!buf) {
+		peer_fail(p, -ENOMEM);
+		return NULL;
+	}
 	memset(&prm, 0, sizeof(prm));
 	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
 	prm.c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
@@ -770,6 +940,7 @@ static void *rs_thread(void *arg)
 		log_res(LOG_ERR, p->r->name, "resync: the rate controller refuses the settings "
 					     "(resync-rate, c-*); check them with 'tandemadm dump'");
 		peer_fail(p, -EINVAL);
+		free(buf);
 		return NULL;
 	}
 	for (;;) {
@@ -809,6 +980,7 @@ static void *rs_thread(void *arg)
 			while (sent < budget) {
 				struct wire_pkt q;
 				uint64_t b, n;
+				bool csum;
 
 				/* max-buffers bounds what is in flight, not the rate:
 				 * wait for replies within this step */
@@ -836,8 +1008,11 @@ static void *rs_thread(void *arg)
 				q.type = WIRE_P_RS_DATA_REQUEST;
 				q.volume = (uint16_t)v->vnr;
 				q.u.req = (struct wire_req){b * 8, b, (uint32_t)(n * 4096)};
+				csum = pv->rs_csums && csum_request(p, pv, &q, buf, dg) == 0;
 				pthread_mutex_lock(&p->lock);
 				pv->rs_inflight += n;
+				if (csum)
+					pv->cs_req += n;
 				pthread_mutex_unlock(&p->lock);
 				if (peer_send(p, &q) < 0)
 					break;
@@ -875,6 +1050,7 @@ static void *rs_thread(void *arg)
 			step_end = now_ms() + RS_STEP_MS;
 	}
 	rsctl_free(ctl);
+	free(buf);
 	return NULL;
 }
 

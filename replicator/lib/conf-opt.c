@@ -105,7 +105,9 @@ const struct conf_opt conf_opts[] = {
 	ENUM("rr-conflict", N, "disconnect", E("disconnect", "call-pri-lost", "violently"), 0,
 	     "What to do when a resync would make the current Primary its target."),
 	TYPED("data-integrity-alg", N, CONF_T_HASH, NULL,
-	      "Hash carried with every replicated write and checked by the receiver."),
+	      "Hash carried with every replicated write, resync and remote-read reply and "
+	      "checked by the receiver; a mismatch reconnects and resyncs (counted in status "
+	      "as integrity_failures). The same on both nodes."),
 	BOOL("tcp-cork", N, "yes", "Let TCP coalesce small packets."),
 	ENUM("on-congestion", N, "block", E("block", "pull-ahead", "disconnect"), 0,
 	     "What protocol A does when the link cannot keep up."),
@@ -113,9 +115,12 @@ const struct conf_opt conf_opts[] = {
 	    "Data in flight above which on-congestion applies; 0 = off."),
 	NUM("congestion-extents", N, CONF_U_NONE, "1237", 67, 65534,
 	    "Active activity-log extents above which on-congestion applies."),
-	TYPED("verify-alg", N, CONF_T_HASH, NULL, "Hash used by online verify (tandemadm verify); the same on both nodes."),
+	TYPED("verify-alg", N, CONF_T_HASH, NULL,
+	      "Hash used by online verify (tandemadm verify); the same on both nodes."),
 	TYPED("csums-alg", N, CONF_T_HASH, NULL,
-	      "Hash used by checksum-based resync (only differing blocks are sent)."),
+	      "Hash used by checksum-based resync: the target sends digests of its blocks, "
+	      "and only differing blocks are sent (the log says how much was equal). The "
+	      "same on both nodes."),
 	BOOL("csums-after-crash-only", N, "no",
 	     "Use checksum-based resync only after a crash of the Primary."),
 	BOOL("use-rle", N, "yes", "Run-length encode bitmaps exchanged at connect."),

@@ -3,8 +3,9 @@
  * a round trip of one sample packet per type (decoded from an exactly
  * sized heap copy, so that ASan sees any read past the payload), golden
  * bytes of a few layouts, every kind of field rule broken once, header
- * limits, stream/feature/scope checks, encoder errors, and the version
- * and feature negotiation table.
+ * limits, stream/feature/scope checks, encoder errors, the version
+ * and feature negotiation table, and the packets of checksum-based resync
+ * and data-integrity-alg with real digests (§7.13, §7.17, §9.1).
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "digest.h"
 #include "wire.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -760,6 +762,112 @@ static void test_negotiate(void **state)
 	assert_int_equal(ag.conn_id, 0x43);
 }
 
+/* decode buf (a whole packet of n bytes) as if it arrived on stream */
+static int decode_as(const uint8_t *buf, size_t n, int stream, uint64_t features,
+		     struct wire_pkt *out, char *why)
+{
+	struct wire_hdr h;
+	int rc = wire_hdr_decode(buf, &h, why, WIRE_REASON_MAX);
+
+	if (rc == 0)
+		rc = wire_pkt_check(&h, stream, features, why, WIRE_REASON_MAX);
+	if (rc == 0)
+		rc = wire_pkt_decode(&h, buf + WIRE_HDR_SIZE, n - WIRE_HDR_SIZE, out, why,
+				     WIRE_REASON_MAX);
+	return rc;
+}
+
+/*
+ * P_CSUM_RS_REQUEST carries the target's digest after a block request;
+ * P_RS_IS_IN_SYNC is a block ack on the meta stream; both need
+ * WIRE_F_CSUMS. A data packet's data-integrity-alg digest sits between
+ * the fixed part and the data, and a byte changed in the data after
+ * digesting is what the receiver's comparison catches.
+ */
+static void test_csums_integrity(void **state)
+{
+	const struct digest_alg *crc, *sha;
+	uint8_t buf[16 + 28 + 64 + 4096], d[DIGEST_MAX_SIZE], d2[DIGEST_MAX_SIZE];
+	char why[WIRE_REASON_MAX] = "";
+	struct wire_pkt p, out;
+	int n;
+
+	assert_int_equal(digest_lookup("crc32c", &crc), 0);
+	assert_int_equal(digest_lookup("sha512", &sha), 0);
+	assert_int_equal(digest_buf(crc, data4k, sizeof(data4k), d), 0);
+
+	/* the request: sector, id, size, reserved, then 4 digest bytes */
+	memset(&p, 0, sizeof(p));
+	p.type = WIRE_P_CSUM_RS_REQUEST;
+	p.volume = 3;
+	p.u.req = (struct wire_req){4096, 512, 128 * 1024};
+	p.digest = d;
+	p.digest_len = (uint32_t)digest_size(crc);
+	n = wire_pkt_encode(&p, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 24 + 4);
+	assert_int_equal(wire_get32(buf + 8), 28);
+	assert_int_equal(wire_get32(buf + 16 + 16), 128 * 1024);
+	assert_int_equal(wire_get32(buf + 16 + 20), 0);
+	assert_memory_equal(buf + 16 + 24, d, 4);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_DATA, WIRE_F_CSUMS, &out, why), 0);
+	assert_int_equal(out.digest_len, 4);
+	assert_memory_equal(out.digest, d, 4);
+	assert_int_equal(out.u.req.size, 128 * 1024);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_DATA, WIRE_F_ALL & ~WIRE_F_CSUMS,
+				   &out, why), -EPROTO);
+	assert_non_null(strstr(why, "CSUMS"));
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_META, WIRE_F_ALL, &out, why),
+			 -EPROTO);
+	p.digest_len = 0; /* a checksum request without a checksum */
+	p.digest = NULL;
+	assert_int_equal(wire_pkt_encode(&p, buf, sizeof(buf)), -EINVAL);
+
+	/* the answer: a block ack on meta */
+	memset(&p, 0, sizeof(p));
+	p.type = WIRE_P_RS_IS_IN_SYNC;
+	p.volume = 3;
+	p.u.ack = (struct wire_ack){4096, 512, 128 * 1024, 0};
+	n = wire_pkt_encode(&p, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 24);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_META, WIRE_F_CSUMS, &out, why), 0);
+	assert_int_equal(out.u.ack.sector, 4096);
+	assert_int_equal(out.u.ack.id, 512);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_META, 0, &out, why), -EPROTO);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_DATA, WIRE_F_CSUMS, &out, why),
+			 -EPROTO);
+
+	/* P_DATA with a sha512 integrity digest; corruption after digesting */
+	assert_int_equal(digest_buf(sha, data4k, sizeof(data4k), d), 0);
+	memset(&p, 0, sizeof(p));
+	p.type = WIRE_P_DATA;
+	p.volume = 0;
+	p.u.data = (struct wire_data){8, 7, 1, WIRE_DP_SEND_WRITE_ACK};
+	p.digest = d;
+	p.digest_len = (uint32_t)digest_size(sha);
+	p.data = data4k;
+	p.data_len = sizeof(data4k);
+	n = wire_pkt_encode(&p, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 28 + 64 + 4096);
+	assert_int_equal(buf[16 + 24], 64);
+	assert_memory_equal(buf + 16 + 28, d, 64);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_DATA, 0, &out, why), 0);
+	assert_int_equal(out.digest_len, 64);
+	assert_int_equal(out.data_len, 4096);
+	assert_int_equal(digest_buf(sha, out.data, out.data_len, d2), 0);
+	assert_memory_equal(d2, out.digest, 64);
+	buf[16 + 28 + 64 + 2048] ^= 0x5a;
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_DATA, 0, &out, why), 0);
+	assert_int_equal(digest_buf(sha, out.data, out.data_len, d2), 0);
+	assert_memory_not_equal(d2, out.digest, 64);
+	/* the resync's data reply carries it the same way */
+	p.type = WIRE_P_RS_DATA_REPLY;
+	p.u.data = (struct wire_data){8, 7, 0, 0};
+	n = wire_pkt_encode(&p, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 28 + 64 + 4096);
+	assert_int_equal(decode_as(buf, (size_t)n, WIRE_STREAM_DATA, 0, &out, why), 0);
+	assert_memory_equal(out.digest, d, 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -773,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_negotiate),
+		cmocka_unit_test(test_csums_integrity),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
