@@ -169,11 +169,12 @@ static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct r
 	      : !strcmp(fail, "read") ? VOLUME_FAULT_READ
 	      : !strcmp(fail, "write") ? VOLUME_FAULT_WRITE
 	      : !strcmp(fail, "rw")   ? VOLUME_FAULT_READ | VOLUME_FAULT_WRITE
+	      : !strcmp(fail, "hang") ? VOLUME_FAULT_HANG
 	      : !strcmp(fail, "none") ? 0
 				      : ~0u;
 	if (ops == ~0u) {
 		e->exit = 1;
-		snprintf(e->msg, sizeof(e->msg), "'fail' must be read, write, rw or none");
+		snprintf(e->msg, sizeof(e->msg), "'fail' must be read, write, rw, hang or none");
 		return NULL;
 	}
 	if (ops && req_bool(req, "meta"))

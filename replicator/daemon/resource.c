@@ -56,6 +56,12 @@ void resource_fini(struct resource *r)
 	unsigned int i;
 
 	handler_forget(r);
+	if (r->disk_watch_on)
+		qb_loop_timer_del(r->d->loop, r->disk_watch);
+	r->disk_watch_on = false;
+	for (i = 0; i < r->n_vols; i++)
+		if (r->vols[i].detach_wait)
+			qb_loop_timer_del(r->d->loop, r->vols[i].detach_timer);
 	pthread_mutex_destroy(&r->st_lock);
 	pthread_cond_destroy(&r->fence_cond);
 	for (i = 0; i < r->n_vols; i++) {
@@ -289,6 +295,8 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 	return 0;
 }
 
+static void disk_watch(void *arg);
+
 int resource_up(struct resource *r, struct reply_err *e)
 {
 	const struct conf_res *cr;
@@ -335,6 +343,8 @@ int resource_up(struct resource *r, struct reply_err *e)
 			r->peer_outdated = true;
 	if (r->peer_outdated) /* fenced before: the peer is known to be Outdated */
 		resource_set_conn(r, r->st.conn, ROLE_UNKNOWN, DISK_OUTDATED, NULL);
+	if (!r->disk_watch_on)
+		disk_watch(r);
 	if (r->cr->peer && r->cr->peer->addr.ip && r->cr->me->addr.ip &&
 	    peer_start(r, false, e) < 0)
 		log_res(LOG_ERR, r->name, "not connecting: %s", e->msg);
@@ -657,12 +667,33 @@ static void check_incon_degr(struct resource *r)
 		handler_run(r, "pri-on-incon-degr", -1, NULL, NULL);
 }
 
+static void detach_failed(struct resource *r, struct volume *v);
+
+static void detach_retry(void *arg)
+{
+	struct volume *v = arg;
+
+	v->detach_wait = false;
+	if (v->md)
+		detach_failed(v->res, v);
+}
+
 static void detach_failed(struct resource *r, struct volume *v)
 {
 	struct reply_err e = {0};
 	struct state ns = r->st;
-
-	volume_detach(v, &e); /* waits for the requests inside the volume */
+	if (volume_busy(v)) {
+		/* requests stuck in the disk (disk-timeout): new ones already go
+		 * to the peer; detach when they return, without blocking here */
+		if (!v->detach_wait) {
+			v->detach_wait = true;
+			if (qb_loop_timer_add(r->d->loop, QB_LOOP_MED, 100 * QB_TIME_NS_IN_MSEC, v,
+					      detach_retry, &v->detach_timer) < 0)
+				v->detach_wait = false;
+		}
+		return;
+	}
+	volume_detach(v, &e);
 	v->disk = DISK_DISKLESS;
 	ns.disk = worst_disk(r);
 	resource_set_state(r, &ns, "after a local I/O error");
@@ -679,6 +710,38 @@ static void detach_failed(struct resource *r, struct volume *v)
 static void local_io_error_done(struct resource *r, const char *name, int result, void *arg)
 {
 	detach_failed(r, arg);
+}
+
+/*
+ * disk-timeout (disk section, tenths of a second): local I/O that makes no
+ * progress for that long fails the disk, as an I/O error would, and
+ * on-io-error decides what follows; requests still stuck in the device
+ * are abandoned (the disk is detached once they return). Main loop,
+ * every 100 ms while the resource is up.
+ */
+static void disk_watch(void *arg)
+{
+	struct resource *r = arg;
+	int64_t ms = (int64_t)conf_res_num(r->d->conf, r->cr, CONF_SECT_DISK, "disk-timeout") * 100;
+	unsigned int i;
+
+	r->disk_watch_on = false;
+	if (!r->up)
+		return;
+	for (i = 0; ms > 0 && i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+
+		if (v->md && !volume_diskless(v) && volume_stalled(v, ms)) {
+			log_res(LOG_ERR, r->name,
+				"volume %u: Local backing device failed to meet the disk-timeout "
+				"(%lld ms): its requests are abandoned",
+				v->vnr, (long long)ms);
+			volume_io_error(v, VOLUME_ERR_DATA, "within disk-timeout", -ETIMEDOUT);
+		}
+	}
+	if (qb_loop_timer_add(r->d->loop, QB_LOOP_LOW, 100 * QB_TIME_NS_IN_MSEC, r, disk_watch,
+			      &r->disk_watch) == 0)
+		r->disk_watch_on = true;
 }
 
 void resource_volume_failed(struct volume *v)

@@ -66,6 +66,11 @@ struct volume {
 	int wfc_class;            /* VOLUME_WFC_*, from the flags at attach */
 	struct bdev_faults faults; /* TANDEM_FAULT_INJECTION only */
 	unsigned int fault_ops;    /* VOLUME_FAULT_* */
+	/* disk-timeout: local I/O in flight, and when it last made progress */
+	unsigned int lio;         /* atomic */
+	int64_t lio_progress_ms;  /* atomic; CLOCK_MONOTONIC */
+	bool detach_wait;         /* a failed disk's detach waits for stuck requests */
+	qb_loop_timer_handle detach_timer;
 };
 
 /* What a local I/O error hit. */
@@ -83,6 +88,7 @@ enum {
 #define VOLUME_FAULT_READ  1u
 #define VOLUME_FAULT_WRITE 2u
 #define VOLUME_FAULT_META  4u /* the metadata area too (internal metadata) */
+#define VOLUME_FAULT_HANG  8u /* I/O hangs until the fault is cleared (disk-timeout) */
 
 struct tandemd;
 
@@ -105,6 +111,8 @@ struct resource {
 	bool fence_placed;     /* fence-peer succeeded: unfence-peer when both UpToDate */
 	int fence_result;      /* the last exit code, -1 if none */
 	bool peer_outdated;    /* PEER_OUT_DATED in the metadata */
+	qb_loop_timer_handle disk_watch; /* disk-timeout, while up (main loop) */
+	bool disk_watch_on;
 };
 
 struct tandemd {
@@ -199,6 +207,10 @@ int peer_resync_oos(struct resource *r, struct reply_err *e);
 bool peer_reads_remote(struct resource *r, struct volume *v);
 int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, void *buf,
 	      void (*done)(void *arg, int res), void *arg);
+/* disk-timeout: has local I/O been outstanding without progress for ms? */
+bool volume_stalled(struct volume *v, int64_t ms);
+/* Requests are still inside the volume (a detach would wait). */
+bool volume_busy(struct volume *v);
 bool volume_diskless(struct volume *v);
 void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len);
 int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -323,7 +324,58 @@ static void release_range(struct volume *v, struct inflight *me)
  * every write to a kernel worker, and the extra thread hops halved small
  * writes. TANDEM_IO=io_uring or threads selects the engine instead.
  */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Local I/O starts and ends (disk-timeout watches the gaps). */
+static void lio_begin(struct volume *v)
+{
+	if (__atomic_fetch_add(&v->lio, 1, __ATOMIC_ACQ_REL) == 0)
+		__atomic_store_n(&v->lio_progress_ms, mono_ms(), __ATOMIC_RELEASE);
+}
+
+static void lio_end(struct volume *v)
+{
+	__atomic_store_n(&v->lio_progress_ms, mono_ms(), __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&v->lio, 1, __ATOMIC_ACQ_REL);
+}
+
+bool volume_stalled(struct volume *v, int64_t ms)
+{
+	return __atomic_load_n(&v->lio, __ATOMIC_ACQUIRE) &&
+	       mono_ms() - __atomic_load_n(&v->lio_progress_ms, __ATOMIC_ACQUIRE) > ms;
+}
+
+bool volume_busy(struct volume *v)
+{
+	bool b;
+
+	pthread_mutex_lock(&v->lock);
+	b = v->users > 0;
+	pthread_mutex_unlock(&v->lock);
+	return b;
+}
+
+static int io_inline_raw(struct volume *v, enum ioeng_op op, void *buf, uint64_t off,
+			 uint64_t len);
+
 static int io_inline(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, uint64_t len)
+{
+	int rc;
+
+	lio_begin(v);
+	rc = io_inline_raw(v, op, buf, off, len);
+	lio_end(v);
+	return rc;
+}
+
+static int io_inline_raw(struct volume *v, enum ioeng_op op, void *buf, uint64_t off,
+			 uint64_t len)
 {
 	int mode;
 
@@ -353,7 +405,9 @@ static int io(struct volume *v, enum ioeng_op op, const void *buf, uint64_t off,
 
 	if (!v->io)
 		return io_inline(v, op, (void *)buf, off, len);
+	lio_begin(v);
 	rc = ioeng_run(v->io, &r);
+	lio_end(v);
 	return rc < 0 ? rc : 0;
 }
 
@@ -386,10 +440,12 @@ static int al_commit_unlocked(struct volume *v)
 	}
 	v->al_busy = true;
 	pthread_mutex_unlock(&v->lock);
+	lio_begin(v); /* metadata I/O counts for disk-timeout too */
 	for (i = 0; i < n_pg && rc == 0; i++)
 		rc = md_write_bm_page(v->md, pg[i], v->al_pages + (size_t)i * BITMAP_PAGE_BYTES);
 	if (rc == 0)
 		rc = md_write_al_block(v->md, tx.block, v->al_block);
+	lio_end(v);
 	pthread_mutex_lock(&v->lock);
 	v->al_busy = false;
 	if (rc < 0) {
@@ -529,7 +585,18 @@ static void read_done(void *arg, int res)
 	struct read_req rr = *(struct read_req *)arg;
 
 	free(arg);
+	lio_end(rr.v);
 	read_end(rr.v, res);
+	rr.done(rr.arg, res);
+}
+
+/* An asynchronous write (I/O engine) completed. */
+static void write_done(void *arg, int res)
+{
+	struct read_req rr = *(struct read_req *)arg;
+
+	free(arg);
+	lio_end(rr.v);
 	rr.done(rr.arg, res);
 }
 
@@ -556,20 +623,22 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 		done(arg, rc < 0 ? rc : (int)len);
 		return 0;
 	}
-	if (op != IOENG_READ)
-		return ioeng_submit(v->io, &r);
 	rr = malloc(sizeof(*rr));
 	if (!rr) {
-		read_end(v, 0);
+		if (op == IOENG_READ)
+			read_end(v, 0);
 		return -ENOMEM;
 	}
 	*rr = (struct read_req){v, done, arg};
-	r.done = read_done;
+	r.done = op == IOENG_READ ? read_done : write_done;
 	r.arg = rr;
+	lio_begin(v);
 	rc = ioeng_submit(v->io, &r);
 	if (rc < 0) {
+		lio_end(v);
 		free(rr);
-		read_end(v, 0);
+		if (op == IOENG_READ)
+			read_end(v, 0);
 	}
 	return rc;
 }
@@ -710,10 +779,24 @@ static bool fault_in_data(const struct volume *v, uint64_t off)
 	return (v->fault_ops & VOLUME_FAULT_META) || off < v->size_sect * 512;
 }
 
+/* VOLUME_FAULT_HANG: the request does not return until the fault is
+ * cleared (two minutes at most), as a dying disk or a lost SAN path. */
+static void fault_hang(const struct volume *v, uint64_t off)
+{
+	int i;
+
+	for (i = 0; i < 12000 && (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) &
+				  VOLUME_FAULT_HANG) && fault_in_data(v, off); i++)
+		usleep(10000);
+}
+
 static struct bdev_fault fault_write(void *ctx, uint64_t off, size_t len)
 {
 	const struct volume *v = ctx;
-	bool fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) &&
+	bool fail;
+
+	fault_hang(v, off);
+	fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) &&
 		    fault_in_data(v, off);
 
 	return (struct bdev_fault){.len = fail ? 0 : len, .err = fail ? -EIO : 0};
@@ -722,7 +805,10 @@ static struct bdev_fault fault_write(void *ctx, uint64_t off, size_t len)
 static struct bdev_fault fault_read(void *ctx, uint64_t off, size_t len)
 {
 	const struct volume *v = ctx;
-	bool fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_READ) &&
+	bool fail;
+
+	fault_hang(v, off);
+	fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_READ) &&
 		    fault_in_data(v, off);
 
 	return (struct bdev_fault){.len = fail ? 0 : len, .err = fail ? -EIO : 0};
@@ -732,6 +818,7 @@ static int fault_flush(void *ctx)
 {
 	const struct volume *v = ctx;
 
+	fault_hang(v, 0);
 	return (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) ? -EIO : 0;
 }
 
