@@ -581,15 +581,19 @@ int sync_handshake(struct peer *p)
 	unsigned int i;
 	int rc;
 
+	/* P_PROTOCOL both ways before anything else: a node that refuses the
+	 * settings closes the connection, and the other must have its
+	 * P_PROTOCOL by then to refuse as well (StandAlone on both sides),
+	 * not take the close for a network error and retry */
 	rc = send_protocol(p);
-	for (i = 0; i < r->n_vols && rc == 0; i++)
-		rc = send_volume(p, i);
 	if (rc == 0)
 		rc = expect(p, WIRE_P_PROTOCOL, WIRE_VOL_NONE, &pkt);
 	if (rc == 0)
 		rc = check_protocol(p, &pkt.u.protocol);
 	if (rc == 0)
 		rc = session_alg(p, "data-integrity-alg", integrity_alg(p), &p->di_alg);
+	for (i = 0; i < r->n_vols && rc == 0; i++)
+		rc = send_volume(p, i);
 	for (i = 0; i < r->n_vols && rc == 0; i++) {
 		struct peer_vol *pv = &p->pv[i];
 		uint16_t vnr = (uint16_t)pv->v->vnr;
