@@ -654,6 +654,18 @@ int sync_handshake(struct peer *p)
 					"node whose data is right copies them)",
 					pv->v->vnr, (unsigned long long)bits, r->name);
 			pv->repl = CONN_CONNECTED;
+			/* the same data on both nodes: Consistent or Outdated data
+			 * are UpToDate now (DRBD's implicit adjustment; with
+			 * fencing both disks attach Consistent) */
+			pthread_mutex_lock(&pv->v->lock);
+			if (pv->v->md &&
+			    (pv->v->disk == DISK_CONSISTENT || pv->v->disk == DISK_OUTDATED) &&
+			    pv->pstate.disk >= DISK_OUTDATED) {
+				pv->v->disk = DISK_UPTODATE;
+				pv->v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+				volume_sync_sb(pv->v);
+			}
+			pthread_mutex_unlock(&pv->v->lock);
 			continue;
 		}
 		rc = start_resync(p, i, d->outcome == UUIDCMP_SYNC_SOURCE, d->full_sync);

@@ -80,8 +80,22 @@ write_bg() {
 }
 still_running() { kill -0 "$1" 2>/dev/null; }
 
-# ---- resource-only
+# ---- with fencing, disks attach Consistent; connected with the same data
+# they are UpToDate again (else nothing could be promoted)
 setup resource-only
+on a secondary r0
+on a down r0
+on b down r0
+on a up r0
+on b up r0
+on a wait-connect --timeout 20 r0 >/dev/null || fail "reconnect after down/up"
+wait_for a disk UpToDate 10
+wait_for b disk UpToDate 10
+grep -q 'disk( Diskless -> Consistent ) attach' "$tmp/tandemd-a.log" || fail "alice did not attach Consistent"
+on a primary r0 || fail "promotion after down/up"
+echo "ok: fencing: disks attach Consistent and become UpToDate when connected with the same data"
+
+# ---- resource-only
 echo 4 >"$tmp/fence-code"
 echo 3 >"$tmp/fence-sleep"
 cut_link
