@@ -471,6 +471,12 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		return rc;
 	}
 	resource_set_state(r, &ns, force ? "primary --force" : "primary");
+	if (force && ctx_of(r, false).fencing != FENCING_DONT_CARE && r->st.conn < CONN_CONNECTED &&
+	    r->st.pdsk >= DISK_DUNKNOWN) {
+		/* fencing could not outdate the peer, and the operator insists */
+		log_res(LOG_WARNING, r->name, "Forced into split brain situation!");
+		resource_set_conn(r, r->st.conn, ROLE_UNKNOWN, DISK_OUTDATED, "primary --force");
+	}
 	if (forced_uuid)
 		peer_renegotiate(r); /* the peer must sync from us */
 	else

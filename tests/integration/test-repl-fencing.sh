@@ -33,6 +33,7 @@ setup() {
 	for n in a b; do
 		[ -z "$(eval echo "\${pid_$n:-}")" ] || { on $n down --force r0 2>/dev/null || true; stop_node $n; }
 	done
+	heal_link # a case may end with the link cut
 	rm -f "$tmp/fence-ran" "$tmp/unfence-ran" "$tmp/fence-env"
 	new_image "$tmp/a.img" 32M
 	new_image "$tmp/b.img" 32M
@@ -217,3 +218,15 @@ rc=$?
 set -e
 [ $rc -eq 17 ] && grep -q 'Need access to UpToDate data' "$tmp/out" || { cat "$tmp/out"; fail "outdate of a Primary: exit $rc"; }
 echo "ok: outdate: a disconnected Secondary becomes Outdated; a Primary refuses (17)"
+
+# ---- primary --force when fencing cannot outdate the peer
+setup resource-only
+on a secondary r0
+echo 1 >"$tmp/fence-code"
+echo 0 >"$tmp/fence-sleep"
+cut_link
+wait_for b connection WFConnection 15
+on b primary --force r0 || fail "primary --force"
+grep -q 'Forced into split brain situation!' "$tmp/tandemd-b.log" || fail "the forced split brain is not logged"
+[ "$(field b peer_disk)" = Outdated ] || fail "primary --force: peer disk $(field b peer_disk)"
+echo "ok: primary --force without a fencing verdict: 'Forced into split brain situation!', peer taken as Outdated"
