@@ -1,167 +1,141 @@
 #!/bin/sh
-# tandem demo: build, then show what tandem makes of a two-node DRBD-style
-# configuration, as each node sees it, and how it reports mistakes; then two
-# tandemd nodes in network namespaces replicate a volume: the initial sync
-# with its progress, writes through NBD, a disconnect and a resync of only
-# what changed, and the two disks compared.
-set -eu
+# tandem cluster demo: build, then a real two-node Pacemaker cluster (corosync
+# and pacemakerd in network namespaces, tests/cluster/tcluster) runs a tandem
+# volume as a promotable clone through the OCF agent ocf:tandem:tandem.  A
+# client writes checksummed blocks through the Primary's NBD export; `pcs
+# resource move --promoted` fails the volume over to the other node; the same
+# checksum is read back there, and every block is checked.  Takes about two
+# minutes (less with a built tree), needs root, and leaves nothing behind but
+# the build directory (BUILD_DIR, default build-demo/). scripts/demo-replication.sh shows
+# replication alone, without a cluster.
+set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build-demo}
-cd "$top"
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+die() { printf 'demo.sh: %s\n' "$*" >&2; exit 1; }
+t_start=$(date +%s)
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (it builds network namespaces and cgroups)"
+say "Build (in $build)"
+cd "$top" || exit 1
+# shellcheck disable=SC3013 # -nt: in dash, bash and busybox sh alike
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
-	autoreconf -fi >/dev/null
+	autoreconf -fi >/dev/null || die "autoreconf failed: run scripts/install-deps.sh first"
 fi
 mkdir -p "$build"
-(cd "$build" && "$top/configure" -q && make -s -j"$(nproc 2>/dev/null || echo 2)")
-adm="$build/replicator/tandemadm"
-conf="$top/examples/tandem.conf"
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-
-say "The example config ($conf) in canonical DRBD 8.4 form, as node alice sees it"
-"$adm" -c "$conf" --node alice dump
-
-say "Resources and their devices on each node"
-for node in alice bob; do
-	printf '%s: resources: %s\n' "$node" "$("$adm" -c "$conf" --node "$node" sh-resources)"
-	for r in $("$adm" -c "$conf" --node "$node" sh-resources); do
-		printf '  %s: disk %s, meta-data %s [%s]\n' "$r" \
-			"$("$adm" -c "$conf" --node "$node" sh-ll-dev "$r" | tr '\n' ' ')" \
-			"$("$adm" -c "$conf" --node "$node" sh-md-dev "$r" | tr '\n' ' ')" \
-			"$("$adm" -c "$conf" --node "$node" sh-md-idx "$r" | tr '\n' ' ')"
-	done
-done
-
-say "tandemd checks the config for node bob"
-"$build/replicator/tandemd" -c "$conf" --node bob -t
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/drbd-2006.conf" <<'CONF'
-# A DRBD 0.7/8.0-era config, as pasted from an old mailing-list post.
-global { minor-count 64; dialog-refresh 5; }
-resource r0 {
-  protocol C;
-  incon-degr-cmd "echo '!DRBD! pri on incon-degr' | wall ; sleep 60 ; halt -f";
-  startup { degr-wfc-timeout 120; }
-  disk { on-io-error detach; }
-  net { on-disconnect reconnect; }
-  syncer { rate 10M; group 1; al-extents 257; }
-  on alice { device /dev/drbd0; disk /dev/hde5; address 10.0.0.1:7788; meta-disk internal; }
-  on bob   { device /dev/drbd0; disk /dev/hde5; address 10.0.0.2:7788; meta-disk internal; }
-}
-CONF
-say "An old DRBD 0.7/8.0 config loads, with advice on how to modernise it"
-"$adm" -c "$tmp/drbd-2006.conf" --node alice dump r0
-
-cat >"$tmp/broken.conf" <<'CONF'
-resource r0 {
-  net { protocol A; after-sb-0pri discard-everything; timeout 900; }
-  disk { fencing resource-and-stonith; }
-  on alice { device /dev/drbd0; disk /dev/sdb1; address 10.0.0.1:7789; meta-disk internal; }
-  on bob   { device /dev/drbd0; disk /dev/sdb1; address 10.0.0.2:7789 meta-disk internal; }
-}
-CONF
-say "A broken config: every error is reported, with file:line:col and the fix (exit 10)"
-set +e
-"$adm" -c "$tmp/broken.conf" --node alice dump
-echo "exit code: $?"
-set -e
-say "Metadata in DRBD 8.4's format, on a 1 GiB sparse file (drbdmeta reads it too)"
-truncate -s 1G "$tmp/disk.img"
-cat >"$tmp/md.conf" <<CONF
-resource data {
-  on alice { device minor 0; disk $tmp/disk.img; meta-disk internal; address 10.0.0.1:7789; }
-  on bob   { device minor 0; disk $tmp/disk.img; meta-disk internal; address 10.0.0.2:7789; }
-}
-CONF
-"$adm" -c "$tmp/md.conf" --node alice create-md data
-"$adm" -c "$tmp/md.conf" --node alice show-gi data
-"$adm" -c "$tmp/md.conf" --node alice check-md data
-set +e
-"$adm" -c "$tmp/md.conf" --node alice create-md data
-echo "exit code: $? (existing metadata is never overwritten without --force)"
-set -e
-
-say "Two nodes replicate: alice and bob in two network namespaces, joined by a veth pair"
-td="$build/replicator/tandemd"
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "tdemo-a-$$" 2>/dev/null; then
-	echo "(skipped: the two-node part needs root and network namespaces)"
-else
-	nsa=tdemo-a-$$ nsb=tdemo-b-$$
-	ip netns add "$nsb"
-	demo_down() {
-		for p in ${pida:-} ${pidb:-}; do kill "$p" 2>/dev/null || true; done
-		wait 2>/dev/null || true
-		ip netns del "$nsa" 2>/dev/null || true
-		ip netns del "$nsb" 2>/dev/null || true
-		rm -rf "$tmp"
-	}
-	trap demo_down EXIT
-	ip link add "tda$$" type veth peer name "tdb$$"
-	ip link set "tda$$" netns "$nsa"
-	ip link set "tdb$$" netns "$nsb"
-	ip -n "$nsa" addr add 10.250.0.1/24 dev "tda$$"
-	ip -n "$nsb" addr add 10.250.0.2/24 dev "tdb$$"
-	for n in "$nsa" "$nsb"; do ip -n "$n" link set lo up; done
-	ip -n "$nsa" link set "tda$$" up
-	ip -n "$nsb" link set "tdb$$" up
-	truncate -s 256M "$tmp/alice.img" "$tmp/bob.img"
-	cat >"$tmp/repl.conf" <<CONF
-resource data {
-  net { protocol C; cram-hmac-alg sha256; shared-secret "demo-secret"; }
-  disk { resync-rate 60M; c-plan-ahead 0; }
-  on alice { device minor 0; disk $tmp/alice.img; meta-disk internal; address 10.250.0.1:7789; }
-  on bob   { device minor 0; disk $tmp/bob.img; meta-disk internal; address 10.250.0.2:7789; }
-}
-CONF
-	a() { "$adm" -c "$tmp/repl.conf" --node alice --run-dir "$tmp/run-a" "$@"; }
-	b() { "$adm" -c "$tmp/repl.conf" --node bob --run-dir "$tmp/run-b" "$@"; }
-	a create-md data >/dev/null
-	b create-md data >/dev/null
-	ip netns exec "$nsa" "$td" -c "$tmp/repl.conf" --node alice --run-dir "$tmp/run-a" -f \
-		2>"$tmp/alice.log" &
-	pida=$!
-	ip netns exec "$nsb" "$td" -c "$tmp/repl.conf" --node bob --run-dir "$tmp/run-b" -f \
-		2>"$tmp/bob.log" &
-	pidb=$!
-	while [ ! -S "$tmp/run-a/tandemd.sock" ] || [ ! -S "$tmp/run-b/tandemd.sock" ]; do
-		sleep 0.1
-	done
-	a up data
-	b up data
-	a wait-connect --timeout 30 data
-	echo "$ tandemadm primary --force data   (on alice: the first promotion; bob gets a full sync)"
-	a primary --force data
-	sleep 1.5
-	a status data
-	b wait-sync --timeout 120 data
-	a status data
-	uri="nbd+unix:///data?socket=$tmp/run-a/data.nbd"
-	if command -v nbdcopy >/dev/null; then
-		head -c 32M /dev/urandom >"$tmp/payload"
-		nbdcopy "$tmp/payload" "$uri"
-		echo "wrote 32 MiB on alice through NBD (protocol C: each write on both disks)"
-		echo "$ tandemadm disconnect data   (on bob), then 8 MiB more on alice"
-		b disconnect data
-		head -c 8M /dev/urandom | nbdcopy - "nbd+unix:///data?socket=$tmp/run-a/data.nbd"
-		a status --verbose data
-		echo "$ tandemadm connect data   (on bob): only what changed is resynced"
-		b connect data
-		b wait-sync --timeout 60 data
-		grep 'resync as' "$tmp/alice.log" | tail -n 1
-		a secondary data
-		a down data
-		b down data
-		size=$((256 * 1024 * 1024 - 1024 * 1024))
-		cmp -n "$size" "$tmp/alice.img" "$tmp/bob.img" &&
-			echo "alice's and bob's disks are identical (cmp of the data areas)"
-	fi
-	kill "$pida" "$pidb"
-	wait "$pida" "$pidb" 2>/dev/null || true
-	pida= pidb=
-	echo "--- alice's log (state transitions):"
-	grep -E 'connection\(|disk\(|role\(|resync' "$tmp/alice.log" | sed 's/^.*tandemd: //'
+if ! (cd "$build" && { [ -f Makefile ] || "$top/configure" -q; } &&
+	make -s -j"$(nproc 2>/dev/null || echo 2)") >"$build/demo-build.log" 2>&1; then
+	tail -n 20 "$build/demo-build.log" >&2
+	die "the build failed (scripts/install-deps.sh installs what it needs)"
 fi
+echo "built (log: $build/demo-build.log)"
 
-say "Done. See doc/ and 'man -l $build/doc/tandemadm.8'."
+TCLUSTER=$top/tests/cluster/tcluster
+why=$("$TCLUSTER" check) || die "this machine cannot run the cluster: $why"
+tmp=$(mktemp -d /tmp/tandem-demo-cluster.XXXXXX) || exit 1
+TC_DIR=$tmp/cluster
+export TC_DIR TCLUSTER
+cleanup() {
+	trap - EXIT INT TERM HUP
+	if [ -f "$TC_DIR/cluster.env" ]; then
+		say "Tear down: the cluster, its namespaces, cgroups and files"
+		"$TCLUSTER" down >/dev/null 2>&1 || echo "tcluster down failed: see $TC_DIR"
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+(cd "$build" && make -s install DESTDIR="$tmp/dest" >/dev/null) ||
+	die "make install DESTDIR=$tmp/dest failed"
+
+# The cluster helpers of tests/cluster (tandem_cluster_up, client_write,
+# client_verify) expect these.
+here=$top/tests/cluster
+retry() {
+	r_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$r_end" ] || return 1
+		sleep 0.2
+	done
+}
+not() { ! "$@" >/dev/null 2>&1; }
+TANDEM_DESTDIR=$tmp/dest
+CLIENT_LEDGER=$tmp/ledger
+export TANDEM_DESTDIR CLIENT_LEDGER
+# shellcheck disable=SC1091 # shellcheck -x from the top finds it
+. "$here/client.sh"
+clone=mysql-data-clone
+tc() { "$TCLUSTER" "$@"; }
+mon() { tc exec n1 crm_mon -1 -r | sed -n '/Node List/,$p'; }
+roles() {
+	for n in n1 n2; do
+		printf '  %s: tandem role %s, disks %s\n' "$n" \
+			"$(on "$n" tandemadm role mysql)" "$(on "$n" tandemadm dstate mysql)"
+	done
+}
+# sum NODE: sha256 of the client's 8 MiB, read through NODE's NBD export
+sum() {
+	client_nbdsh "$1" -u "$(client_uri)" -c '
+import hashlib
+s = hashlib.sha256()
+for off in range(0, 8 << 20, 1 << 20):
+    s.update(h.pread(1 << 20, off))
+print(s.hexdigest())'
+}
+
+say "A two-node cluster: n1 and n2, corosync + Pacemaker in namespaces"
+cat <<'EOF'
+Each node has its own network, mount, PID and UTS namespaces and cgroup; two
+networks join them: the corosync ring (eth0) and tandem's replication link
+(eth1).  tandem is installed into both nodes; each gets a 32 MiB disk file,
+and the resource "mysql" (protocol C) is brought up and declared in sync.
+Then cib-examples/promotable.xml is loaded: the volume as a promotable clone
+of ocf:tandem:tandem, with a filesystem and an address (stand-ins here) that
+follow the Promoted node, and fencing (fence_tcluster, a "PDU" for these
+nodes).
+EOF
+t0=$(date +%s)
+tandem_cluster_up "" "" 2>"$tmp/up.err" >/dev/null ||
+	die "the cluster did not come up: $(cat "$tmp/up.err")"
+echo "up, and Pacemaker promoted $P, in $(($(date +%s) - t0)) s"
+mon
+roles
+
+say "A client writes 2048 checksummed 4 KiB blocks through $P's NBD export"
+echo "(nbdsh in $P on /run/tandem/mysql.nbd; each write acknowledged under protocol C is on both disks)"
+t0=$(date +%s)
+client_write "$P" 2048 || die "the client could not write through $P"
+echo "acknowledged: $(client_acked) blocks in $(($(date +%s) - t0)) s"
+before=$(sum "$P") || die "cannot read through $P"
+echo "sha256 of the 8 MiB, read through $P: $before"
+
+say "Fail over: move the Promoted role to $U with pcs"
+t0=$(date +%s%N)
+run tc exec n1 pcs resource move "$clone" "$U" --promoted ||
+	die "pcs resource move failed"
+if ! tc wait -t 60 promoted "$clone" "$U" >/dev/null 2>&1 ||
+	! retry 20 client_serves "$U"; then
+	die "$U is not promoted and serving"
+fi
+echo "$U is Primary and its export serves after $((($(date +%s%N) - t0) / 1000000)) ms"
+echo "(pcs 0.11 removed its move constraint once the move was done)"
+mon
+roles
+
+say "The data on $U"
+after=$(sum "$U") || die "cannot read through $U"
+echo "sha256 of the 8 MiB, read through $P before: $before"
+echo "sha256 of the 8 MiB, read through $U after:  $after"
+[ "$before" = "$after" ] || die "the checksums differ: data lost in the move"
+echo "identical: the data survived the failover"
+client_verify "$U" || die "some blocks differ"
+echo "and each of the $(client_acked) blocks matches its own checksum"
+client_write "$U" 256 && echo "$U takes new writes: 256 more blocks acknowledged"
+echo "resyncs in either node's log: $(cat "$TC_DIR"/nodes/*/log/tandemd.log |
+	grep -c 'resync as') (a move copies nothing again)"
+
+say "Done in $(($(date +%s) - t_start)) s: the cluster is torn down now"
+echo "The tests that do this and more: tests/cluster/ (make check-cluster)."

@@ -1,0 +1,287 @@
+# shellcheck shell=sh disable=SC2015
+# (SC2015: "A && B || C" here means C when A or B fails, as intended.)
+# The test client of the cluster scenarios (issue 8), sourced after
+# functions.sh: it writes checksummed 4 KiB blocks through the NBD export of
+# the promoted node and checks them back later, through whichever node is
+# promoted then.
+#
+#   client_write NODE COUNT   write COUNT new blocks through NODE's export
+#   client_verify NODE        read every acknowledged block back through
+#                             NODE's export and compare its checksum
+#   client_acked              how many writes were acknowledged so far
+#   client_serves NODE        true if NODE's export serves a 4 KiB read
+#   client_nbdsh NODE ARG...  nbdsh ARG... in NODE (the system's python)
+#
+# Each block holds a header "tandem-client seq=N off=O" and random bytes.
+# Block N goes to offset ((N - 1) mod CLIENT_SPAN) * 4096, so later blocks
+# overwrite earlier ones once the span is full. The client runs nbdsh in
+# the node (tcluster exec), against /run/tandem/RES.nbd, and prints one
+# line "SEQ OFFSET SHA256" to the host-side ledger after each write that the
+# export acknowledged (with FUA when offered, so that under protocol C an
+# acknowledged write is on stable storage on both nodes). A node that dies
+# in the middle leaves exactly the acknowledged writes in the ledger.
+# client_verify checks the last write of each offset.
+#
+# Environment:
+#   CLIENT_RES     tandem resource (export) name, default mysql
+#   CLIENT_LEDGER  the ledger file, default $tmp/client.ledger
+#   CLIENT_SPAN    blocks the client uses, default 2048 (8 MiB), at most
+#                  the size of the export
+#
+# Both return 0 on success; client_write returns 1 if fewer than COUNT
+# writes were acknowledged, client_verify 1 if a block differs or cannot
+# be read (and prints which, with the sequence number found there).
+
+: "${CLIENT_RES:=mysql}"
+: "${CLIENT_LEDGER:=${tmp:?client.sh needs functions.sh}/client.ledger}"
+: "${CLIENT_SPAN:=2048}"
+
+# client_uri: the export's NBD URI, as seen in a node
+client_uri() {
+	echo "nbd+unix:///$CLIENT_RES?socket=/run/tandem/$CLIENT_RES.nbd"
+}
+
+# client_nbdsh NODE ARG...: nbdsh in NODE, with the system's PATH (nbdsh
+# runs "python3" from PATH, and the Python module nbd is the system's)
+client_nbdsh() {
+	cn_node=$1
+	shift
+	"$TCLUSTER" exec "$cn_node" env PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		nbdsh "$@"
+}
+
+# client_serves NODE: NODE's export serves a read
+client_serves() {
+	client_nbdsh "$1" -u "$(client_uri)" -c 'h.pread(4096, 0)' \
+		>/dev/null 2>&1
+}
+
+# client_acked: the number of acknowledged writes in the ledger
+client_acked() {
+	if [ -f "$CLIENT_LEDGER" ]; then
+		grep -c '^[0-9]* [0-9]* [0-9a-f]*$' "$CLIENT_LEDGER"
+	else
+		echo 0
+	fi
+}
+
+# client_write NODE COUNT
+client_write() {
+	cw_node=$1
+	cw_count=$2
+	cw_before=$(client_acked)
+	cw_first=$(($(awk 'NF == 3 && $1 > m { m = $1 } END { print m + 0 }' \
+		"$CLIENT_LEDGER" 2>/dev/null || echo 0) + 1))
+	client_nbdsh "$cw_node" -u "$(client_uri)" -c "
+import hashlib, os, sys
+first, count, span = $cw_first, $cw_count, $CLIENT_SPAN
+nblk = min(span, h.get_size() // 4096)
+flags = nbd.CMD_FLAG_FUA if h.can_fua() else 0
+for seq in range(first, first + count):
+    off = ((seq - 1) % nblk) * 4096
+    head = b'tandem-client seq=%d off=%d\n' % (seq, off)
+    buf = head + os.urandom(4096 - len(head))
+    h.pwrite(buf, off, flags)
+    print('%d %d %s' % (seq, off, hashlib.sha256(buf).hexdigest()),
+          flush=True)
+if not flags:
+    h.flush()
+" >>"$CLIENT_LEDGER"
+	cw_rc=$?
+	cw_n=$(($(client_acked) - cw_before))
+	if [ "$cw_rc" -ne 0 ] || [ "$cw_n" -ne "$cw_count" ]; then
+		echo "client_write $cw_node: $cw_n of $cw_count writes" \
+			"acknowledged (nbdsh exit $cw_rc)" >&2
+		return 1
+	fi
+	return 0
+}
+
+# client_verify NODE
+client_verify() {
+	cv_node=$1
+	if [ "$(client_acked)" -eq 0 ]; then
+		echo "client_verify: the ledger $CLIENT_LEDGER is empty:" \
+			"call client_write first" >&2
+		return 1
+	fi
+	client_nbdsh "$cv_node" -u "$(client_uri)" -c "
+import hashlib, re, sys
+last = {}
+for line in sys.stdin:
+    f = line.split()
+    if len(f) == 3 and f[0].isdigit():
+        last[int(f[1])] = (int(f[0]), f[2])
+bad = 0
+for off in sorted(last):
+    seq, want = last[off]
+    buf = h.pread(4096, off)
+    if hashlib.sha256(buf).hexdigest() == want:
+        continue
+    bad += 1
+    m = re.match(rb'tandem-client seq=(\d+) off=(\d+)\n', buf)
+    found = ('seq %s' % m.group(1).decode()) if m else \
+            ('zeros' if buf == bytes(4096) else 'foreign data')
+    if bad <= 10:
+        print('block at %d: expected seq %d, found %s' % (off, seq, found),
+              file=sys.stderr)
+print('%s: %d blocks checked (last seq %d), %d bad' %
+      ('$cv_node', len(last), max(s for s, _ in last.values()), bad))
+sys.exit(1 if bad else 0)
+" <"$CLIENT_LEDGER"
+}
+
+# --- Bring-up shared by test-move, test-standby, test-linkcut and
+# scripts/demo-cluster.sh ------------------------------------------------------
+# tandem_cluster_up [DISK [CONF]]: a 2-node cluster with TANDEM_DESTDIR's
+# tandemd, tandemadm, handlers and OCF agent injected; the resource
+# CLIENT_RES on a 32 MiB file per node (protocol C; DISK: more options for
+# its disk section, CONF: more lines for the resource section, where @sbin@
+# stands for the directory of the programs, such as /usr/local/sbin); both blank disks declared in sync (new-current-uuid
+# --clear-bitmap, DRBD's "skip initial sync"); then promotable.xml loaded
+# with Dummy stand-ins for the filesystem and the address, fence_tcluster
+# for its IPMI devices (pcmk_reboot_action=off) and the agent starting
+# tandemd through a wrapper that logs to the node's /var/log/tandemd.log.
+# Returns 1 with a message on failure. Sets P (the promoted node), U (the
+# other), sbin; on NODE CMD... runs CMD in NODE with tandem on PATH; tlog
+# NODE prints NODE's tandemd log.
+tandem_cluster_up() {
+	tu_disk=${1:-}
+	tu_conf=${2:-}
+	tu_dest=${TANDEM_DESTDIR:?}
+	tu_agent=usr/lib/ocf/resource.d/tandem/tandem
+	[ -x "$tu_dest/$tu_agent" ] || {
+		echo "$tu_dest/$tu_agent is missing: is $tu_dest a make" \
+			"install DESTDIR tree?" >&2
+		return 1
+	}
+	sbin=""
+	for tu_d in usr/sbin usr/local/sbin; do
+		[ -x "$tu_dest/$tu_d/tandemd" ] && sbin=$tu_d && break
+	done
+	[ -n "$sbin" ] || {
+		echo "no tandemd under $tu_dest/usr/sbin or usr/local/sbin" >&2
+		return 1
+	}
+	tu_example=${here:?}/../../cib-examples/promotable.xml
+	mkdir -p "$tmp/inject/$sbin" "$tmp/inject/${tu_agent%/*}"
+	cp -a "$tu_dest/$sbin/." "$tmp/inject/$sbin/"
+	cp -a "$tu_dest/$tu_agent" "$tmp/inject/$tu_agent"
+	cat >"$tmp/inject/$sbin/tandemd-fg" <<EOT
+#!/bin/sh
+/$sbin/tandemd -f "\$@" </dev/null >>/var/log/tandemd.log 2>&1 &
+EOT
+	chmod 755 "$tmp/inject/$sbin/tandemd-fg"
+
+	"$TCLUSTER" up 2 "$tmp/inject" >/dev/null || {
+		echo "tcluster up 2 failed" >&2
+		return 1
+	}
+	tu_net=$("$TCLUSTER" env | sed -n 's/^TC_REPL_NET=//p')
+	for tu_n in n1 n2; do
+		truncate -s 32M "$TC_DIR/nodes/$tu_n/disk.img"
+	done
+	{
+		echo "resource $CLIENT_RES {"
+		echo "	net { protocol C; connect-int 1; ping-int 1; ping-timeout 5; timeout 5; }"
+		echo "	disk { resync-rate 200M; c-plan-ahead 0; $tu_disk }"
+		[ -z "$tu_conf" ] || echo "$tu_conf" | sed "s|@sbin@|/$sbin|g"
+		for tu_i in 1 2; do
+			echo "	on n$tu_i {"
+			echo "		device minor 0;"
+			echo "		disk $TC_DIR/nodes/n$tu_i/disk.img;"
+			echo "		meta-disk internal;"
+			echo "		address $tu_net.$tu_i:7789;"
+			echo "	}"
+		done
+		echo "}"
+	} >"$tmp/tandem.conf"
+	for tu_n in n1 n2; do
+		"$TCLUSTER" exec "$tu_n" sh -c 'cat >/etc/tandem.conf' \
+			<"$tmp/tandem.conf" &&
+			on "$tu_n" tandemadm create-md --force "$CLIENT_RES" \
+				>/dev/null &&
+			on "$tu_n" tandemd-fg &&
+			retry 10 on "$tu_n" test -S /run/tandem/tandemd.sock &&
+			on "$tu_n" tandemadm up "$CLIENT_RES" || {
+			echo "$tu_n: cannot bring $CLIENT_RES up:" \
+				"$(tlog "$tu_n")" >&2
+			return 1
+		}
+	done
+	on n1 tandemadm wait-connect --timeout 20 "$CLIENT_RES" >/dev/null &&
+		on n1 tandemadm new-current-uuid --clear-bitmap "$CLIENT_RES" &&
+		retry 10 tu_dstate_is n2 UpToDate/UpToDate || {
+		echo "the blank disks are not UpToDate/UpToDate: $(tlog n1)" >&2
+		return 1
+	}
+	# The agent starts tandemd itself, through the wrapper.
+	# shellcheck disable=SC2016 # expanded in the node
+	for tu_n in n1 n2; do
+		on "$tu_n" tandemadm down "$CLIENT_RES" &&
+			on "$tu_n" sh -c 'kill "$(cat /run/tandem/tandemd.pid)"' &&
+			retry 10 not on "$tu_n" test -e /run/tandem/tandemd.pid || {
+			echo "$tu_n: cannot stop tandemd" >&2
+			return 1
+		}
+	done
+
+	sed -e 's/provider="heartbeat" type="Filesystem"/provider="pacemaker" type="Dummy"/' \
+		-e 's/provider="heartbeat" type="IPaddr2"/provider="pacemaker" type="Dummy"/' \
+		-e 's/type="fence_ipmilan"/type="fence_tcluster"/' \
+		-e '/instance_attributes-\(ip\|username\|password\|lanplus\)"/d' \
+		-e 's|\( *\)\(<nvpair id="fence-\([a-z]*\)-instance_attributes-pcmk_host_list"\)|\1<nvpair id="fence-\3-ra" name="pcmk_reboot_action" value="off"/>\n\1\2|' \
+		-e "s|\( *\)\(<nvpair id=\"mysql-data-instance_attributes-resource\"\)|\1<nvpair id=\"mysql-data-ia-tandemd\" name=\"tandemd\" value=\"/$sbin/tandemd-fg\"/>\n\1<nvpair id=\"mysql-data-ia-wfc\" name=\"wfc_timeout\" value=\"10\"/>\n\1\2|" \
+		-e "s/name=\"resource\" value=\"mysql\"/name=\"resource\" value=\"$CLIENT_RES\"/" \
+		-e 's/"alice"/"n1"/' -e 's/"bob"/"n2"/' \
+		"$tu_example" >"$tmp/cib.xml"
+	for tu_a in pcmk_reboot_action tandemd wfc_timeout; do
+		grep -q "name=\"$tu_a\"" "$tmp/cib.xml" || {
+			echo "promotable.xml has changed: cannot add $tu_a" >&2
+			return 1
+		}
+	done
+	# The machine is shared and its load is no cluster's own: without this
+	# Pacemaker throttles ("High CPU load detected") and runs the two
+	# starts one after the other, the first waiting out wfc_timeout.
+	"$TCLUSTER" exec n1 crm_attribute -t crm_config -n load-threshold \
+		-v 10000% >/dev/null 2>&1
+	for tu_s in resources constraints; do
+		sed -n "/<$tu_s>/,/<\/$tu_s>/p" "$tmp/cib.xml" >"$tmp/$tu_s.xml"
+		"$TCLUSTER" exec n1 cibadmin --replace --scope "$tu_s" \
+			--xml-text "$(cat "$tmp/$tu_s.xml")" || {
+			echo "cannot load the $tu_s of promotable.xml" >&2
+			return 1
+		}
+	done
+	"$TCLUSTER" wait -t 60 promoted mysql-data-clone >/dev/null || {
+		echo "mysql-data-clone is not promoted on one node" >&2
+		"$TCLUSTER" exec n1 crm_mon -1 -A >&2
+		grep -h 'mysql-data' "$TC_DIR"/nodes/*/log/cluster/pacemaker.log |
+			grep -i -e 'tandem(' -e error -e warn -e refused |
+			tail -n 20 >&2
+		return 1
+	}
+	P=$("$TCLUSTER" promoted mysql-data-clone)
+	case $P in
+	n1) U=n2 ;;
+	n2) U=n1 ;;
+	*) echo "promoted on '$P'" >&2; return 1 ;;
+	esac
+	"$TCLUSTER" wait -t 30 role mysql-data-clone "$U" Unpromoted \
+		>/dev/null && "$TCLUSTER" wait -t 30 settled >/dev/null || {
+		echo "mysql-data-clone is not Unpromoted on $U" >&2
+		return 1
+	}
+}
+tu_dstate_is() { [ "$(on "$1" tandemadm dstate "$CLIENT_RES")" = "$2" ]; }
+
+# on NODE CMD...: CMD in NODE, with tandem's programs on PATH
+on() {
+	on_n=$1
+	shift
+	"$TCLUSTER" exec "$on_n" \
+		env PATH="/${sbin:-usr/sbin}:/usr/sbin:/usr/bin:/sbin:/bin" "$@"
+}
+# tlog NODE: NODE's tandemd log (tandem_cluster_up's wrapper writes it)
+tlog() { cat "$TC_DIR/nodes/$1/log/tandemd.log" 2>/dev/null; }
