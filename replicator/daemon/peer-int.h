@@ -169,6 +169,11 @@ void verify_on_neg(struct peer *p, const struct wire_pkt *pkt);
 void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_state *ps);
 void verify_stop(struct peer *p);
 
+/* sync.c: the resync's pacing, shared with verify */
+struct rsctl;
+int sync_new_ctl(struct peer *p, struct rsctl **ctl);
+void sync_step_sleep(struct peer *p, int64_t *step_end, int step_ms);
+
 /* sbsave-run.c */
 int sbsave_run_prepare(struct peer *p, struct peer_vol *pv, bool split_brain, bool target);
 int sbsave_run_save(struct peer *p, struct peer_vol *pv);

@@ -923,6 +923,33 @@ static int csum_request(struct peer *p, struct peer_vol *pv, struct wire_pkt *q,
 	return 0;
 }
 
+/* The rate controller of a resync or verify, from the disk/net options. */
+int sync_new_ctl(struct peer *p, struct rsctl **ctl)
+{
+	const struct conf *c = p->r->d->conf;
+	struct rsctl_params prm;
+
+	memset(&prm, 0, sizeof(prm));
+	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
+	prm.c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
+	prm.c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
+	prm.c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
+	prm.c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
+	prm.c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
+	prm.max_buffers = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers");
+	return rsctl_new(&prm, ctl);
+}
+
+/* Sleep out the rest of a controller step; the next one ends step_ms later. */
+void sync_step_sleep(struct peer *p, int64_t *step_end, int step_ms)
+{
+	if (now_ms() < *step_end)
+		peer_sleep(p, (int)(*step_end - now_ms()));
+	*step_end += step_ms;
+	if (*step_end < now_ms())
+		*step_end = now_ms() + step_ms;
+}
+
 /* The target's pacing thread: requests in bitmap order, at the rate of
  * the controller (one step every RS_STEP_MS, as DRBD's), at most
  * max-buffers/2 pages in flight at any time. */
@@ -930,7 +957,6 @@ static void *rs_thread(void *arg)
 {
 	struct peer *p = arg;
 	const struct conf *c = p->r->d->conf;
-	struct rsctl_params prm;
 	struct rsctl *ctl = NULL;
 	unsigned int i;
 	uint64_t max_inflight =
@@ -944,15 +970,7 @@ static void *rs_thread(void *arg)
 		peer_fail(p, -ENOMEM);
 		return NULL;
 	}
-	memset(&prm, 0, sizeof(prm));
-	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
-	prm.c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
-	prm.c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
-	prm.c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
-	prm.c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
-	prm.c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
-	prm.max_buffers = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers");
-	if (rsctl_new(&prm, &ctl) < 0) {
+	if (sync_new_ctl(p, &ctl) < 0) {
 		log_res(LOG_ERR, p->r->name, "resync: the rate controller refuses the settings "
 					     "(resync-rate, c-*); check them with 'tandemadm dump'");
 		peer_fail(p, -EINVAL);
@@ -1059,11 +1077,7 @@ static void *rs_thread(void *arg)
 		}
 		if (!active)
 			break;
-		if (now_ms() < step_end)
-			peer_sleep(p, (int)(step_end - now_ms()));
-		step_end += RS_STEP_MS;
-		if (step_end < now_ms())
-			step_end = now_ms() + RS_STEP_MS;
+		sync_step_sleep(p, &step_end, RS_STEP_MS);
 	}
 	rsctl_free(ctl);
 	free(buf);

@@ -255,22 +255,12 @@ void verify_on_neg(struct peer *p, const struct wire_pkt *pkt)
 static void *ov_thread(void *arg)
 {
 	struct peer *p = arg;
-	const struct conf *c = p->r->d->conf;
-	struct rsctl_params prm;
 	struct rsctl *ctl = NULL;
 	uint64_t done_before = 0;
 	int64_t step_end = now_ms() + OV_STEP_MS;
 	unsigned int i;
 
-	memset(&prm, 0, sizeof(prm));
-	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
-	prm.c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
-	prm.c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
-	prm.c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
-	prm.c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
-	prm.c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
-	prm.max_buffers = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers");
-	if (rsctl_new(&prm, &ctl) < 0)
+	if (sync_new_ctl(p, &ctl) < 0)
 		return NULL; /* the resync thread logs the same settings */
 	for (;;) {
 		bool active = false;
@@ -312,11 +302,7 @@ static void *ov_thread(void *arg)
 		}
 		if (!active)
 			break;
-		if (now_ms() < step_end)
-			peer_sleep(p, (int)(step_end - now_ms()));
-		step_end += OV_STEP_MS;
-		if (step_end < now_ms())
-			step_end = now_ms() + OV_STEP_MS;
+		sync_step_sleep(p, &step_end, OV_STEP_MS);
 	}
 	rsctl_free(ctl);
 	return NULL;
