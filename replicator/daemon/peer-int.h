@@ -98,6 +98,7 @@ struct peer {
 	char secret[132];
 	char me[WIRE_NAME_MAX + 1], peer_name[WIRE_NAME_MAX + 1];
 	bool discard_my_data;
+	bool sb_demote; /* call-pri-lost-after-sb: give up Primary after the handshake */
 
 	/* the session (sync.c, repl.c) */
 	bool live;                 /* writes go to the peer */

@@ -1152,6 +1152,10 @@ int peer_session(struct peer *p)
 		resource_disk_changed(r);
 		resource_set_connected_ind(r, true);
 		fence_conn_back(r);
+		if (p->sb_demote) {
+			p->sb_demote = false;
+			resource_demote_after_sb(r);
+		}
 		rc = repl_start_meta(p);
 		if (rc == 0)
 			rc = sync_start_resync_thread(p);

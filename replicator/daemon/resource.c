@@ -512,6 +512,40 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 	return write_all_sb(r, e);
 }
 
+/* Are the volumes in use (NBD clients, a kernel nbd device)? Any thread. */
+bool resource_device_open(struct resource *r)
+{
+	struct nbd_srv *s = __atomic_load_n(&r->nbd, __ATOMIC_ACQUIRE);
+
+	return s && (nbd_srv_clients(s) > 0 || nbd_srv_kernel_in_use(s));
+}
+
+/* call-pri-lost-after-sb decided that this Primary's data lose and that
+ * it can give up the role (nobody uses it): it resyncs as SyncTarget and
+ * demotes now; if that fails after all, pri-lost-after-sb runs. */
+static void demote_after_sb(void *arg)
+{
+	struct resource *r = arg;
+	struct reply_err e = {0};
+
+	if (resource_secondary(r, false, &e) == 0) {
+		log_res(LOG_NOTICE, r->name,
+			"call-pri-lost-after-sb: gave up the Primary role (its data lost the "
+			"split brain)");
+		return;
+	}
+	log_res(LOG_ERR, r->name,
+		"call-pri-lost-after-sb: cannot give up the Primary role: %s; running "
+		"pri-lost-after-sb", e.msg);
+	handler_run(r, "pri-lost-after-sb", -1, NULL, NULL);
+}
+
+void resource_demote_after_sb(struct resource *r)
+{
+	if (defer_call(r->d->defer, demote_after_sb, r) < 0)
+		log_res(LOG_ERR, r->name, "call-pri-lost-after-sb: out of memory");
+}
+
 /*
  * outdate on an up resource (drbdadm outdate): the local data become
  * Outdated, so that this node cannot be promoted with them. Refused on a

@@ -340,7 +340,8 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	in.rr_conflict = SBPOLICY_DISCONNECT;
 	if (rr)
 		sbpolicy_parse_rr_conflict(rr, &in.rr_conflict);
-	in.can_demote = false;
+	/* call-pri-lost-after-sb: a Primary nobody uses may give up the role */
+	in.can_demote = resource_state(p->r).role == ROLE_PRIMARY && !resource_device_open(p->r);
 	in.self_name = p->me;
 	in.peer_name = p->peer_name;
 	in.resource = p->r->name;
@@ -356,6 +357,8 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	}
 	if (d->cmp.fix_peer)
 		memcpy(pv->puuids.uuid, d->cmp.peer_gi.uuid, sizeof(pv->puuids.uuid));
+	if (d->demote)
+		p->sb_demote = true;
 	rc = sbsave_run_prepare(p, pv, d->split_brain, d->outcome == UUIDCMP_SYNC_TARGET);
 	if (rc < 0) {
 		d->outcome = UUIDCMP_DROP;

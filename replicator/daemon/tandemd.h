@@ -252,6 +252,8 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e);
 int resource_secondary(struct resource *r, bool force, struct reply_err *e);
 int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct reply_err *e);
 int resource_outdate(struct resource *r, struct reply_err *e);
+bool resource_device_open(struct resource *r);
+void resource_demote_after_sb(struct resource *r);
 json_object *resource_status(struct resource *r);
 /* Main loop: the role, disk and suspension fields of ns (the connection
  * fields belong to the peer thread: resource_set_conn). */

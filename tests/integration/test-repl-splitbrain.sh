@@ -21,11 +21,11 @@ fresh() {
 	for n in a b; do
 		[ -z "$(eval echo "\${pid_$n:-}")" ] || { on $n down r0 --force 2>/dev/null || true; stop_node $n; }
 	done
-	rm -rf "$tmp/state-a" "$tmp/state-b" "$tmp"/sb-env-*
+	rm -rf "$tmp/state-a" "$tmp/state-b" "$tmp"/sb-env-* "$tmp/pri-lost-ran"
 	new_image "$tmp/a.img" 32M
 	new_image "$tmp/b.img" 32M
 	write_repl_conf "$tmp/t.conf" "connect-int 1; timeout 5; $1"
-	sed -i "s|^resource r0 {|resource r0 {\n\thandlers { initial-split-brain \"env > $tmp/sb-env-\$TANDEM_ROLE-\$\$\"; }|" "$tmp/t.conf"
+	sed -i "s|^resource r0 {|resource r0 {\n\thandlers { initial-split-brain \"env > $tmp/sb-env-\$TANDEM_ROLE-\$\$\"; pri-lost-after-sb \"touch $tmp/pri-lost-ran\"; }|" "$tmp/t.conf"
 	on a create-md --force r0 >/dev/null
 	on b create-md --force r0 >/dev/null
 	: >"$tmp/tandemd-a.log"
@@ -221,6 +221,36 @@ on b secondary r0
 reconnect
 refused "1pri violently-as0p against the Primary, rr-conflict disconnect" a
 grep -q 'I shall become SyncTarget, but I am primary!' "$tmp/tandemd-a.log" || fail "rr-conflict not logged"
+
+# -- call-pri-lost-after-sb: the Primary must lose; nobody uses it, so it
+# gives up the role and resyncs as SyncTarget
+fresh 'after-sb-0pri discard-node-alice; after-sb-1pri call-pri-lost-after-sb;'
+split 1024 256
+on b secondary r0
+reconnect
+resolved b a "1pri call-pri-lost-after-sb (alice unused)" "after-sb-1pri=call-pri-lost-after-sb"
+wait_for a role Secondary 10
+grep -q 'call-pri-lost-after-sb: gave up the Primary role' "$tmp/tandemd-a.log" || fail "the demotion is not logged"
+[ ! -e "$tmp/pri-lost-ran" ] || fail "pri-lost-after-sb ran although alice could demote"
+echo "ok: call-pri-lost-after-sb: the losing Primary gave up the role"
+
+# ... and while a client holds alice's export: pri-lost-after-sb, no resync
+fresh 'after-sb-0pri discard-node-alice; after-sb-1pri call-pri-lost-after-sb;'
+split 1024 256
+on b secondary r0
+nbdsh_ -u "$(nbd_uri_of a)" -c 'import time; time.sleep(20)' &
+holder=$!
+sleep 1
+reconnect
+refused "1pri call-pri-lost-after-sb (alice in use)" a
+i=0
+until [ -e "$tmp/pri-lost-ran" ]; do
+	i=$((i + 1)); [ $i -lt 50 ] || fail "pri-lost-after-sb did not run"; sleep 0.1
+done
+[ "$(field a role)" = Primary ] || fail "alice gave up the role while in use"
+kill $holder 2>/dev/null || true
+wait $holder 2>/dev/null || true
+echo "ok: call-pri-lost-after-sb: a Primary in use runs pri-lost-after-sb and refuses the resync"
 
 # -- manual recovery: discard-my-data on the loser
 fresh ''
