@@ -109,3 +109,27 @@ same_data() {
 	size=$(( $(field a size_sect) * 512 ))
 	cmp -n "$size" "$tmp/a.img" "$tmp/b.img" || fail "the two disks differ ($1)"
 }
+
+# blank_pair: fresh metadata on both nodes (write $tmp/t.conf and the
+# images first), both daemons started, up and connected, the initial sync
+# skipped as for blank disks, alice Primary
+blank_pair() {
+	on a create-md --force r0 >/dev/null
+	on b create-md --force r0 >/dev/null
+	start_node a
+	start_node b
+	on a up r0
+	on b up r0
+	on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
+	on a new-current-uuid --clear-bitmap r0
+	wait_for a peer_disk UpToDate
+	on a primary r0
+}
+
+# stop_pair: take r0 down on the running nodes and stop their daemons
+stop_pair() {
+	for n in a b; do
+		eval "sp=\${pid_$n:-}"
+		[ -z "$sp" ] || { on "$n" down --force r0 2>/dev/null || true; stop_node "$n"; }
+	done
+}

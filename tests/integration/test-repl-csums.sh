@@ -20,16 +20,7 @@ head -c 4M /dev/urandom >"$tmp/new"
 # $tmp/src replicated
 start_pair() {
 	write_repl_conf "$tmp/t.conf" "connect-int 1; timeout 5; $1"
-	on a create-md --force r0 >/dev/null
-	on b create-md --force r0 >/dev/null
-	start_node a
-	start_node b
-	on a up r0
-	on b up r0
-	on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
-	on a new-current-uuid --clear-bitmap r0
-	wait_for a peer_disk UpToDate
-	on a primary r0
+	blank_pair
 	nbdcopy "$tmp/src" "$(nbd_uri_of a)"
 	sleep 0.5
 	same_data "after the first copy"

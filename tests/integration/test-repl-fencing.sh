@@ -30,9 +30,7 @@ chmod +x "$tmp/fence-peer" "$tmp/unfence-peer"
 
 # setup POLICY: fresh disks, connected, both UpToDate, alice Primary
 setup() {
-	for n in a b; do
-		[ -z "$(eval echo "\${pid_$n:-}")" ] || { on $n down --force r0 2>/dev/null || true; stop_node $n; }
-	done
+	stop_pair
 	heal_link # a case may end with the link cut
 	rm -f "$tmp/fence-ran" "$tmp/unfence-ran" "$tmp/fence-env"
 	new_image "$tmp/a.img" 32M
@@ -40,18 +38,9 @@ setup() {
 	write_repl_conf "$tmp/t.conf" 'protocol C; ping-int 1; ping-timeout 5; connect-int 1; timeout 5;' \
 		"fencing $1; resync-rate 100M; c-plan-ahead 0;"
 	sed -i "s|^resource r0 {|resource r0 {\n\thandlers { fence-peer \"$tmp/fence-peer\"; unfence-peer \"$tmp/unfence-peer\"; }|" "$tmp/t.conf"
-	on a create-md --force r0 >/dev/null
-	on b create-md --force r0 >/dev/null
 	: >"$tmp/tandemd-a.log"
 	: >"$tmp/tandemd-b.log"
-	start_node a
-	start_node b
-	on a up r0
-	on b up r0
-	on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
-	on a new-current-uuid --clear-bitmap r0
-	wait_for a peer_disk UpToDate
-	on a primary r0
+	blank_pair
 }
 
 cut_link() { ip -n "$ns_a" link set "va$$" down; }

@@ -19,16 +19,7 @@ head -c 16M /dev/urandom >"$tmp/src2"
 # start_pair NET-OPTIONS: both nodes up and connected, alice Primary
 start_pair() {
 	write_repl_conf "$tmp/t.conf" "connect-int 1; timeout 5; $1"
-	on a create-md --force r0 >/dev/null
-	on b create-md --force r0 >/dev/null
-	start_node a
-	start_node b
-	on a up r0
-	on b up r0
-	on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
-	on a new-current-uuid --clear-bitmap r0
-	wait_for a peer_disk UpToDate
-	on a primary r0
+	blank_pair
 }
 
 stop_pair() {

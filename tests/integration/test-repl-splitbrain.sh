@@ -18,27 +18,16 @@ B_OFF=$((8 * MIB)) # bob writes here
 
 # fresh NET-OPTIONS: new blank disks, both UpToDate, alice Primary
 fresh() {
-	for n in a b; do
-		[ -z "$(eval echo "\${pid_$n:-}")" ] || { on $n down r0 --force 2>/dev/null || true; stop_node $n; }
-	done
+	stop_pair
 	rm -rf "$tmp/state-a" "$tmp/state-b" "$tmp"/sb-env-* "$tmp/pri-lost-ran"
 	new_image "$tmp/a.img" 32M
 	new_image "$tmp/b.img" 32M
 	write_repl_conf "$tmp/t.conf" "connect-int 1; timeout 5; $1"
 	sed -i "s|^resource r0 {|resource r0 {\n\thandlers { initial-split-brain \"env > $tmp/sb-env-\$TANDEM_ROLE-\$\$\"; pri-lost-after-sb \"touch $tmp/pri-lost-ran\"; }|" "$tmp/t.conf"
-	on a create-md --force r0 >/dev/null
-	on b create-md --force r0 >/dev/null
 	: >"$tmp/tandemd-a.log"
 	: >"$tmp/tandemd-b.log"
-	start_node a
-	start_node b
-	on a up r0
-	on b up r0
-	on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
-	on a new-current-uuid --clear-bitmap r0
-	wait_for a peer_disk UpToDate
+	blank_pair
 	wait_for b disk UpToDate
-	on a primary r0
 }
 
 # put NODE OFFSET FILE: write FILE at OFFSET through NODE's NBD export

@@ -20,16 +20,7 @@ chmod +x "$tmp/oos-handler"
 write_repl_conf "$tmp/t.conf" 'connect-int 1; timeout 5; verify-alg sha256;' \
 	'resync-rate 40M; c-plan-ahead 0;'
 sed -i "s|^}|	handlers { out-of-sync \"$tmp/oos-handler\"; }\n}|" "$tmp/t.conf"
-on a create-md --force r0 >/dev/null
-on b create-md --force r0 >/dev/null
-start_node a
-start_node b
-on a up r0
-on b up r0
-on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
-on a new-current-uuid --clear-bitmap r0
-wait_for a peer_disk UpToDate
-on a primary r0
+blank_pair
 head -c 16M /dev/urandom >"$tmp/src"
 nbdcopy "$tmp/src" "$(nbd_uri_of a)"
 sleep 0.5
