@@ -112,6 +112,21 @@ echo "acknowledged: $(client_acked) blocks in $(($(date +%s) - t0)) s"
 before=$(sum "$P") || die "cannot read through $P"
 echo "sha256 of the 8 MiB, read through $P: $before"
 
+say "The replication link goes away for a moment: only what changed resyncs"
+run on "$U" tandemadm disconnect mysql
+client_write "$P" 512 || die "the client could not write through $P"
+echo "$(client_acked) blocks acknowledged; $P marked the new ones out of sync:"
+run on "$P" tandemadm status --verbose mysql
+run on "$U" tandemadm pause-sync mysql # to look at the progress; DRBD's pause-sync
+run on "$U" tandemadm connect mysql
+paused() { on "$U" tandemadm cstate mysql | grep -q PausedSyncT; }
+retry 20 paused || die "$U did not reconnect"
+run on "$U" tandemadm status mysql
+run on "$U" tandemadm resume-sync mysql
+on "$U" tandemadm wait-sync --timeout 60 mysql >/dev/null || die "the resync did not finish"
+on "$U" tandemadm status mysql
+grep -h 'resync as SyncTarget' "$TC_DIR"/nodes/*/log/tandemd.log | tail -n 1
+
 say "Fail over: move the Promoted role to $U with pcs"
 t0=$(date +%s%N)
 run tc exec n1 pcs resource move "$clone" "$U" --promoted ||
@@ -135,7 +150,7 @@ client_verify "$U" || die "some blocks differ"
 echo "and each of the $(client_acked) blocks matches its own checksum"
 client_write "$U" 256 && echo "$U takes new writes: 256 more blocks acknowledged"
 echo "resyncs in either node's log: $(cat "$TC_DIR"/nodes/*/log/tandemd.log |
-	grep -c 'resync as') (a move copies nothing again)"
+	grep -c 'resync as') (the one after the link came back; a move copies nothing)"
 
 say "Done in $(($(date +%s) - t_start)) s: the cluster is torn down now"
 echo "The tests that do this and more: tests/cluster/ (make check-cluster)."
