@@ -109,8 +109,6 @@ echo "(nbdsh in $P on /run/tandem/mysql.nbd; each write acknowledged under proto
 t0=$(date +%s)
 client_write "$P" 2048 || die "the client could not write through $P"
 echo "acknowledged: $(client_acked) blocks in $(($(date +%s) - t0)) s"
-before=$(sum "$P") || die "cannot read through $P"
-echo "sha256 of the 8 MiB, read through $P: $before"
 
 say "The replication link goes away for a moment: only what changed resyncs"
 run on "$U" tandemadm disconnect mysql
@@ -126,6 +124,9 @@ run on "$U" tandemadm resume-sync mysql
 on "$U" tandemadm wait-sync --timeout 60 mysql >/dev/null || die "the resync did not finish"
 on "$U" tandemadm status mysql
 grep -h 'resync as SyncTarget' "$TC_DIR"/nodes/*/log/tandemd.log | tail -n 1
+
+before=$(sum "$P") || die "cannot read through $P"
+echo "sha256 of the 8 MiB, read through $P: $before"
 
 say "Fail over: move the Promoted role to $U with pcs"
 t0=$(date +%s%N)
