@@ -185,10 +185,11 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt);
 int on_data_reply(struct peer *p, const struct wire_pkt *pkt);
 void on_neg_dreply(struct peer *p, const struct wire_pkt *pkt);
 
-/* csums / integrity (repl.c, sync.c) */
-int repl_integrity_sign(struct peer *p, struct wire_pkt *pkt, uint8_t *digest);
-int repl_integrity_check(struct peer *p, const struct wire_pkt *pkt);
-uint64_t peer_integrity_failures(struct resource *r);
+/* integrity.c, and sync.c for csums */
+int integrity_sign(struct peer *p, struct wire_pkt *pkt, uint8_t *digest);
+int integrity_check(struct peer *p, const struct wire_pkt *pkt);
+uint8_t *integrity_fault_corrupt(struct peer *p, struct wire_pkt *pkt);
+void integrity_fault_load(struct peer *p);
 int sync_on_csum_request(struct peer *p, const struct wire_pkt *pkt);
 void sync_on_in_sync(struct peer *p, const struct wire_pkt *pkt);
 void sync_log_csums(struct peer *p, const struct peer_vol *pv);

@@ -129,7 +129,7 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt)
 	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
 	rep.data = buf;
 	rep.data_len = q->size;
-	rc = repl_integrity_sign(p, &rep, dg);
+	rc = integrity_sign(p, &rep, dg);
 	if (rc == 0)
 		rc = peer_send(p, &rep);
 	volume_read_release(pv->v, q->sector * 512, q->size);
@@ -149,7 +149,7 @@ int on_data_reply(struct peer *p, const struct wire_pkt *pkt)
 		free(rd);
 		return -EPROTO;
 	}
-	rc = repl_integrity_check(p, pkt);
+	rc = integrity_check(p, pkt);
 	if (rc < 0) {
 		rd->done(rd->arg, -EIO);
 		free(rd);

@@ -653,7 +653,7 @@ json_object *resource_status(struct resource *r)
 		json_object_object_add(o, "sb_save", json_object_new_string(r->sb_save));
 	fence_status(r, o);
 	json_object_object_add(o, "integrity_failures",
-			       json_object_new_uint64(peer_integrity_failures(r)));
+			       json_object_new_uint64(integrity_failures(r)));
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();

@@ -742,7 +742,7 @@ static int answer_rs_request(struct peer *p, const struct wire_pkt *pkt)
 	rep.u.data = (struct wire_data){q->sector, q->id, 0, 0};
 	rep.data = buf;
 	rep.data_len = q->size;
-	rc = repl_integrity_sign(p, &rep, dg);
+	rc = integrity_sign(p, &rep, dg);
 	if (rc == 0)
 		rc = peer_send(p, &rep);
 	if (rc == 0)
@@ -818,7 +818,7 @@ int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt)
 	if (!pv || pv->repl != CONN_SYNCTARGET || !pkt->data_len ||
 	    w->sector + pkt->data_len / 512 > pv->v->size_sect)
 		return -EPROTO;
-	rc = repl_integrity_check(p, pkt);
+	rc = integrity_check(p, pkt);
 	if (rc < 0)
 		return rc;
 	__atomic_add_fetch(&pv->v->c.nr, pkt->data_len / 1024, __ATOMIC_RELAXED);

@@ -180,7 +180,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e);
 void peer_stop(struct resource *r);
 bool peer_exited(const struct resource *r);
 /* repl.c: the data path's side of the connection. */
-uint64_t peer_integrity_failures(struct resource *r);
+uint64_t integrity_failures(struct resource *r);
 
 /* fence.c */
 bool fence_frozen(struct resource *r);
