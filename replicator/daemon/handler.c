@@ -178,12 +178,43 @@ static void child_exec(struct resource *r, const char *name, const char *cmd, in
 	_exit(127);
 }
 
+/* handler_run from another thread: the loop is not thread-safe, so the
+ * child is started from the main loop. */
+struct handler_later {
+	struct resource *r;
+	char name[64];
+	int vnr;
+	handler_done_fn done;
+	void *arg;
+};
+
+static void run_later(void *arg)
+{
+	struct handler_later *l = arg;
+
+	handler_run(l->r, l->name, l->vnr, l->done, l->arg);
+	free(l);
+}
+
 int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn done, void *arg)
 {
 	const char *cmd = conf_res_text(r->d->conf, r->cr, CONF_SECT_HANDLERS, name);
 	struct handler_child *c;
 	int pfd[2], devnull, rc;
 
+	if (!pthread_equal(pthread_self(), r->d->main_thread)) {
+		struct handler_later *l = calloc(1, sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		*l = (struct handler_later){.r = r, .vnr = vnr, .done = done, .arg = arg};
+		snprintf(l->name, sizeof(l->name), "%s", name);
+		if (defer_call(r->d->defer, run_later, l) < 0) {
+			free(l);
+			return -ENOMEM;
+		}
+		return 0;
+	}
 	if (!cmd || !*cmd) {
 		log_res(LOG_INFO, r->name, "handler %s: not configured", name);
 		return 1;

@@ -142,6 +142,7 @@ static int run(struct tandemd *d)
 		return EX_CANTCREAT;
 	}
 	d->loop = qb_loop_create();
+	d->main_thread = pthread_self(); /* the loop's thread: handlers start there */
 	if (!d->loop)
 		return EX_OSERR;
 	snprintf(path, sizeof(path), "%s/tandemd.sock", d->run_dir);

@@ -122,6 +122,7 @@ struct tandemd {
 	const char *run_dir;
 	const char *state_dir; /* split-brain save sets */
 	qb_loop_t *loop;
+	pthread_t main_thread; /* runs the loop */
 	struct resource **res;
 	unsigned int n_res;
 	struct conf **retired; /* older configs still referred to by up resources */
