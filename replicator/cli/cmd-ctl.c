@@ -414,20 +414,32 @@ int cmd_ctl_status(struct cli *cli, int argc, char **argv)
  * state recorded in the metadata (offline, like drbdadm on a down node).
  * Returns -1 when the caller should fall back to the metadata.
  */
-int cmd_ctl_dstate(struct cli *cli, const char *res)
+/* The daemon's status of res when it runs and has res up (*r points into
+ * it; put it when done), else NULL. */
+static json_object *up_status(struct cli *cli, const char *res, json_object **r)
 {
-	json_object *req = request("status", res), *resp, *list, *r, *vols, *v, *up;
+	json_object *req = request("status", res), *resp, *list, *up;
 	int rc;
-	size_t i;
 
 	resp = ctl_call(cli, req, true, &rc);
 	json_object_put(req);
 	if (!resp || !resp_ok(resp, cli, &rc) || !json_object_object_get_ex(resp, "resources", &list) ||
-	    !(r = json_object_array_get_idx(list, 0)) || !json_object_object_get_ex(r, "up", &up) ||
+	    !(*r = json_object_array_get_idx(list, 0)) || !json_object_object_get_ex(*r, "up", &up) ||
 	    !json_object_get_boolean(up)) {
 		json_object_put(resp);
-		return -1;
+		return NULL;
 	}
+	return resp;
+}
+
+int cmd_ctl_dstate(struct cli *cli, const char *res)
+{
+	json_object *resp, *r, *vols, *v;
+	size_t i;
+
+	resp = up_status(cli, res, &r);
+	if (!resp)
+		return -1;
 	json_object_object_get_ex(r, "volumes", &vols);
 	for (i = 0; i < json_object_array_length(vols); i++) {
 		v = json_object_array_get_idx(vols, i);
@@ -440,17 +452,12 @@ int cmd_ctl_dstate(struct cli *cli, const char *res)
 /* outdate of a resource that is up: tandemd does it (exit code), else -1. */
 int cmd_ctl_outdate(struct cli *cli, const char *res)
 {
-	json_object *req = request("status", res), *resp, *list, *r, *up;
+	json_object *req, *resp, *r;
 	int rc;
 
-	resp = ctl_call(cli, req, true, &rc);
-	json_object_put(req);
-	if (!resp || !resp_ok(resp, cli, &rc) || !json_object_object_get_ex(resp, "resources", &list) ||
-	    !(r = json_object_array_get_idx(list, 0)) || !json_object_object_get_ex(r, "up", &up) ||
-	    !json_object_get_boolean(up)) {
-		json_object_put(resp);
+	resp = up_status(cli, res, &r);
+	if (!resp)
 		return -1;
-	}
 	json_object_put(resp);
 	req = request("outdate", res);
 	resp = ctl_call(cli, req, false, &rc);
