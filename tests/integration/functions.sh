@@ -6,12 +6,15 @@ set -eu
 : "${TANDEMADM:=$(cd "$(dirname "$0")/../.." && pwd)/replicator/tandemadm}"
 export LC_ALL=C TZ=UTC
 tmp=$(mktemp -d /tmp/tandem-it.XXXXXX)
-loops=""
 cleanup_hooks=""
 
 cleanup() {
 	for h in $cleanup_hooks; do $h || true; done
-	for l in $loops; do losetup -d "$l" 2>/dev/null || true; done
+	# new_loop runs in $(...) and cannot record what it attached: detach every loop
+	# device whose backing file is under $tmp
+	losetup -n -l -O NAME,BACK-FILE 2>/dev/null | while read -r l f; do
+		case $f in "$tmp"/*) losetup -d "$l" 2>/dev/null || true ;; esac
+	done
 	[ -n "${KEEP_TMP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -26,9 +29,7 @@ new_image() { rm -f "$1"; truncate -s "$2" "$1"; }
 
 # new_loop FILE: attach a loop device, print its name
 new_loop() {
-	l=$(losetup -f --show "$1") || skip "cannot attach a loop device"
-	loops="$loops $l"
-	echo "$l"
+	losetup -f --show "$1" || skip "cannot attach a loop device"
 }
 
 # Replication ports of this run: tests run in parallel, each with its own.
