@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -22,16 +23,23 @@ struct pktio {
 	uint8_t *buf;
 	size_t cap;
 	uint8_t *sbuf; /* the encoded head of the packet being sent */
+	uint8_t *in;   /* received, not yet taken: in[in_pos..in_end) */
+	size_t in_pos, in_end;
 	volatile int shut;
 };
 
 #define PKTIO_SBUF (WIRE_HDR_SIZE + WIRE_BM_MAX_CHUNK + 4096)
+/* One recv() takes whatever has arrived, up to this: a burst of small
+ * packets (acks, 4 KiB writes) costs one system call, not two each. */
+#define PKTIO_IBUF (64 * 1024)
 
 int pktio_new(int fd, enum wire_stream stream, struct pktio **out)
 {
 	struct pktio *io = calloc(1, sizeof(*io));
 
-	if (!io || !(io->sbuf = malloc(PKTIO_SBUF))) {
+	if (!io || !(io->sbuf = malloc(PKTIO_SBUF)) || !(io->in = malloc(PKTIO_IBUF))) {
+		if (io)
+			free(io->sbuf);
 		free(io);
 		return -ENOMEM;
 	}
@@ -50,6 +58,7 @@ void pktio_free(struct pktio *io)
 		close(io->fd);
 	free(io->buf);
 	free(io->sbuf);
+	free(io->in);
 	free(io);
 }
 
@@ -99,6 +108,8 @@ int pktio_wait(struct pktio *io, int timeout_ms)
 
 	if (io->shut)
 		return -ECONNABORTED;
+	if (io->in_pos < io->in_end)
+		return 1;
 	do
 		rc = poll(&p, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
@@ -107,7 +118,18 @@ int pktio_wait(struct pktio *io, int timeout_ms)
 	return rc > 0;
 }
 
-/* Read exactly len bytes before the deadline. */
+bool pktio_pending(struct pktio *io)
+{
+	int n = 0;
+
+	return io->in_pos < io->in_end || (ioctl(io->fd, FIONREAD, &n) == 0 && n > 0);
+}
+
+/*
+ * Read exactly len bytes before the deadline: first what is buffered, then
+ * from the socket, waiting only when it has nothing. Short reads go through
+ * the buffer; a long remainder is received in place.
+ */
 static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
 {
 	uint8_t *p = buf;
@@ -115,16 +137,39 @@ static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
 	int rc;
 
 	while (len) {
+		if (io->in_pos < io->in_end) {
+			size_t n = io->in_end - io->in_pos;
+
+			if (n > len)
+				n = len;
+			memcpy(p, io->in + io->in_pos, n);
+			io->in_pos += n;
+			p += n;
+			len -= n;
+			continue;
+		}
 		if (io->shut)
 			return -ECONNABORTED;
-		rc = pktio_wait(io, left(deadline));
-		if (rc < 0)
-			return rc;
-		if (rc == 0)
-			return -ETIMEDOUT;
-		r = recv(io->fd, p, len, MSG_DONTWAIT);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		if (len >= PKTIO_IBUF) {
+			r = recv(io->fd, p, len, MSG_DONTWAIT);
+		} else {
+			r = recv(io->fd, io->in, PKTIO_IBUF, MSG_DONTWAIT);
+			if (r > 0) {
+				io->in_pos = 0;
+				io->in_end = (size_t)r;
+				continue;
+			}
+		}
+		if (r < 0 && errno == EINTR)
 			continue;
+		if (r < 0 && errno == EAGAIN) {
+			rc = pktio_wait(io, left(deadline));
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				return -ETIMEDOUT;
+			continue;
+		}
 		if (r < 0)
 			return -errno;
 		if (r == 0)

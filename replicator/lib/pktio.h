@@ -9,6 +9,7 @@
 #ifndef TANDEM_PKTIO_H
 #define TANDEM_PKTIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,7 @@ int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *rea
 int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms);
 /* Wait until the socket is readable: 1, 0 on timeout, negative errno. */
 int pktio_wait(struct pktio *io, int timeout_ms);
+/* Whether received bytes wait to be read (buffered or in the socket). */
+bool pktio_pending(struct pktio *io);
 
 #endif
