@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -157,35 +158,6 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
-static int reply(int fd, uint32_t err, uint64_t cookie, const void *data, size_t len)
-{
-	uint8_t hdr[16];
-	int rc;
-
-	nbd_request_encode_reply(hdr, err, cookie);
-	rc = write_full(fd, hdr, sizeof(hdr));
-	if (rc == 0 && !err && len)
-		rc = write_full(fd, data, len);
-	return rc;
-}
-
 /* Read and drop the payload of a refused WRITE. */
 static int drain_payload(int fd, uint32_t len)
 {
@@ -224,8 +196,11 @@ static int wire_to_errno(uint32_t err)
  * requests and submits reads and writes to the I/O engine without waiting,
  * so several requests are in flight per connection; their completions are
  * queued to a writer thread that sends the replies (a client that stops
- * reading then stalls only its own connection). FLUSH, TRIM and
- * WRITE_ZEROES wait for the requests before them.
+ * reading then stalls only its own connection). At queue depth 1 no thread
+ * switch is needed: the thread that completes a request answers it when no
+ * other reply waits (op_queue). FLUSH, TRIM and WRITE_ZEROES wait for the
+ * requests before them; a FLUSH is answered when the local flush and the
+ * peer's barrier ack are both in, the ack's thread answering if it is last.
  */
 #define MAX_INFLIGHT       32
 #define MAX_INFLIGHT_BYTES (64u << 20)
@@ -243,6 +218,9 @@ struct nbd_op {
 	bool net_ok;
 	char *buf;
 	struct inflight range; /* writes: the range held in the volume */
+	struct peer_flushw fw; /* FLUSH: waiting for the peer's barrier ack */
+	uint8_t hdr[16];       /* the reply's header, once answered */
+	size_t sent;           /* bytes of the reply already sent */
 	struct nbd_op *next;
 };
 
@@ -250,27 +228,130 @@ struct nbd_xfer {
 	struct nbd_conn *c;
 	struct volume *v;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t work;        /* the writer waits for replies to send */
+	pthread_cond_t room;        /* the reader waits for fewer in flight */
 	struct nbd_op *head, *tail; /* completed, to be answered */
 	unsigned int inflight;      /* submitted or queued, not yet answered */
 	uint64_t bytes;             /* their buffers */
 	bool reading;               /* the connection thread still reads */
+	bool sending;               /* a reply is being sent */
+	pthread_t reader;           /* the connection thread */
 	bool broken;                /* a reply could not be sent */
 };
 
+/*
+ * Send what is left of op's reply, header and data, in as few system calls
+ * as the socket allows: 0 once sent, -EAGAIN (MSG_DONTWAIT) with op->sent
+ * moved on, or another negative errno.
+ */
+static int reply_send(int fd, struct nbd_op *op, int flags)
+{
+	size_t dlen = op->type == NBD_CMD_READ && op->res == 0 ? op->len : 0;
+	size_t total = sizeof(op->hdr) + dlen;
+
+	while (op->sent < total) {
+		struct iovec iov[2];
+		struct msghdr m = {.msg_iov = iov};
+		ssize_t r;
+
+		if (op->sent < sizeof(op->hdr))
+			iov[m.msg_iovlen++] = (struct iovec){op->hdr + op->sent,
+							     sizeof(op->hdr) - op->sent};
+		if (dlen) {
+			size_t d = op->sent > sizeof(op->hdr) ? op->sent - sizeof(op->hdr) : 0;
+
+			iov[m.msg_iovlen++] = (struct iovec){op->buf + d, dlen - d};
+		}
+		r = sendmsg(fd, &m, MSG_NOSIGNAL | flags);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		op->sent += (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Send op's reply unless the connection broke, then forget op; the caller
+ * set x->sending. Without blocking (another thread's completion), a reply
+ * the socket cannot take at once goes back to the head of the queue, where
+ * the writer thread finishes it: false. Lock not held.
+ */
+static bool answer(struct nbd_xfer *x, struct nbd_op *op, bool nonblock)
+{
+	bool failed;
+	int rc = 0;
+
+	pthread_mutex_lock(&x->lock);
+	failed = x->broken;
+	pthread_mutex_unlock(&x->lock);
+	if (op->res < 0 && !op->refused && op->sent == 0)
+		log_res(LOG_ERR, x->c->srv->res->name, "NBD %s of %u bytes failed: %s",
+			nbd_proto_cmd_name(op->type), op->len, strerror(-op->res));
+	if (!failed) {
+		if (op->sent == 0)
+			nbd_request_encode_reply(op->hdr,
+						 op->res < 0 ? nbd_proto_errno(op->res) : 0,
+						 op->cookie);
+		rc = reply_send(x->c->fd, op, nonblock ? MSG_DONTWAIT : 0);
+	}
+	pthread_mutex_lock(&x->lock);
+	if (rc == -EAGAIN) {
+		op->next = x->head;
+		x->head = op;
+		if (!x->tail)
+			x->tail = op;
+		x->sending = false;
+		pthread_cond_signal(&x->work);
+		pthread_mutex_unlock(&x->lock);
+		return false;
+	}
+	if (rc < 0) {
+		failed = true;
+		shutdown(x->c->fd, SHUT_RDWR); /* the reader stops too */
+	}
+	x->broken |= failed;
+	x->inflight--;
+	x->bytes -= op->len;
+	x->sending = false;
+	pthread_cond_signal(&x->room);
+	if (x->head || !x->reading)
+		pthread_cond_signal(&x->work);
+	pthread_mutex_unlock(&x->lock);
+	free(op->buf);
+	free(op);
+	return true;
+}
+
+/*
+ * op is done. When no reply is queued or being sent, the thread that
+ * completed it answers at once: the connection thread when nothing else is
+ * in flight (a request at queue depth 1 then costs no thread switch), any
+ * other thread (the peer's acks, the I/O engine) without blocking and only
+ * for replies without data. Everything else goes to the writer thread.
+ */
 static void op_queue(struct nbd_op *op, int res)
 {
 	struct nbd_xfer *x = op->x;
+	bool reader = pthread_equal(pthread_self(), x->reader);
 
 	op->res = res < 0 ? res : 0;
-	pthread_mutex_lock(&x->lock);
 	op->next = NULL;
+	pthread_mutex_lock(&x->lock);
+	if (!x->head && !x->sending &&
+	    (reader ? x->inflight == 1 : op->type != NBD_CMD_READ || op->res < 0)) {
+		x->sending = true;
+		pthread_mutex_unlock(&x->lock);
+		answer(x, op, !reader);
+		return;
+	}
 	if (x->tail)
 		x->tail->next = op;
 	else
 		x->head = op;
 	x->tail = op;
-	pthread_cond_broadcast(&x->cond);
+	pthread_cond_signal(&x->work);
 	pthread_mutex_unlock(&x->lock);
 }
 
@@ -304,6 +385,13 @@ static void write_done(void *arg, int res)
 	leg_done(op);
 }
 
+static void flush_done(void *arg)
+{
+	struct nbd_op *op = arg;
+
+	op_queue(op, op->local_rc);
+}
+
 static void net_done(void *arg, int rc)
 {
 	struct nbd_op *op = arg;
@@ -315,40 +403,23 @@ static void net_done(void *arg, int rc)
 static void *writer_thread(void *arg)
 {
 	struct nbd_xfer *x = arg;
-	const char *res = x->c->srv->res->name;
 
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		struct nbd_op *op;
-		bool failed;
 
-		while (!x->head && (x->reading || x->inflight))
-			pthread_cond_wait(&x->cond, &x->lock);
+		while ((!x->head || x->sending) && (x->reading || x->inflight))
+			pthread_cond_wait(&x->work, &x->lock);
 		op = x->head;
 		if (!op)
 			break;
 		x->head = op->next;
 		if (!x->head)
 			x->tail = NULL;
-		failed = x->broken;
+		x->sending = true;
 		pthread_mutex_unlock(&x->lock);
-
-		if (op->res < 0 && !op->refused)
-			log_res(LOG_ERR, res, "NBD %s of %u bytes failed: %s",
-				nbd_proto_cmd_name(op->type), op->len, strerror(-op->res));
-		if (!failed && reply(x->c->fd, op->res < 0 ? nbd_proto_errno(op->res) : 0,
-				     op->cookie, op->buf,
-				     op->type == NBD_CMD_READ ? op->len : 0) < 0) {
-			failed = true;
-			shutdown(x->c->fd, SHUT_RDWR); /* the reader stops too */
-		}
+		answer(x, op, false);
 		pthread_mutex_lock(&x->lock);
-		x->broken |= failed;
-		x->inflight--;
-		x->bytes -= op->len;
-		pthread_cond_broadcast(&x->cond);
-		free(op->buf);
-		free(op);
 	}
 	pthread_mutex_unlock(&x->lock);
 	return NULL;
@@ -358,7 +429,7 @@ static void *writer_thread(void *arg)
 static void wait_inflight(struct nbd_xfer *x, unsigned int max, uint64_t bytes)
 {
 	while (x->inflight > max || (x->inflight && x->bytes + bytes > MAX_INFLIGHT_BYTES))
-		pthread_cond_wait(&x->cond, &x->lock);
+		pthread_cond_wait(&x->room, &x->lock);
 }
 
 /* Start one valid request; -1 ends the connection. */
@@ -435,14 +506,15 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 		if (rc < 0)
 			write_done(op, rc);
 		return 0;
-	case NBD_CMD_FLUSH: { /* the peer flushes while we do */
-		uint32_t nr;
-
-		peer_flush_start(x->v->res, &nr);
+	case NBD_CMD_FLUSH: /* the peer flushes while we do */
+		peer_flush_start(x->v->res, &op->fw.nr);
 		rc = volume_diskless(x->v) && peer_live(x->v->res) ? 0 : volume_flush(x->v);
-		peer_flush_wait(x->v->res, nr);
+		op->local_rc = rc;
+		op->fw.done = flush_done;
+		op->fw.arg = op;
+		if (peer_flush_async(x->v->res, &op->fw))
+			return 0; /* answered when the peer's ack arrives */
 		break;
-	}
 	case NBD_CMD_TRIM:
 	case NBD_CMD_WRITE_ZEROES:
 		rc = volume_diskless(x->v) && peer_live(x->v->res)
@@ -467,7 +539,7 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 static void transmission(struct nbd_conn *c, struct volume *v,
 			 const struct nbd_export_limits *lim)
 {
-	struct nbd_xfer x = {.c = c, .v = v, .reading = true};
+	struct nbd_xfer x = {.c = c, .v = v, .reading = true, .reader = pthread_self()};
 	const char *res = c->srv->res->name;
 	struct nbd_request req;
 	pthread_t writer;
@@ -476,7 +548,8 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 	uint32_t err;
 
 	pthread_mutex_init(&x.lock, NULL);
-	pthread_cond_init(&x.cond, NULL);
+	pthread_cond_init(&x.work, NULL);
+	pthread_cond_init(&x.room, NULL);
 	if (pthread_create(&writer, NULL, writer_thread, &x) != 0) {
 		log_res(LOG_ERR, res, "cannot start an NBD writer thread");
 		goto out;
@@ -518,12 +591,13 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 	}
 	pthread_mutex_lock(&x.lock);
 	x.reading = false;
-	pthread_cond_broadcast(&x.cond);
+	pthread_cond_signal(&x.work);
 	pthread_mutex_unlock(&x.lock);
 	pthread_join(writer, NULL);
 out:
 	pthread_mutex_destroy(&x.lock);
-	pthread_cond_destroy(&x.cond);
+	pthread_cond_destroy(&x.work);
+	pthread_cond_destroy(&x.room);
 }
 
 static void *conn_thread(void *arg)

@@ -104,6 +104,7 @@ struct peer {
 	bool live;                 /* writes go to the peer */
 	struct peer_req *tl, *tl_tail;
 	struct peer_read *reads;   /* reads waiting for P_DATA_REPLY */
+	struct peer_flushw *flushw; /* FLUSHes waiting for a P_BARRIER_ACK */
 	uint64_t next_id;
 	uint32_t barrier_nr;       /* last barrier sent */
 	uint32_t barrier_acked;    /* last barrier acked */
@@ -123,6 +124,8 @@ struct peer {
 	} fl_q[FL_QUEUE];
 	unsigned int fl_head, fl_n, fl_urgent;
 	bool fl_stop;
+	bool ack_closed; /* meta thread only: an ack closed the epoch */
+	bool fl_busy; /* a batch is being flushed and acked (its acks go first) */
 	struct peer_vol *pv;       /* r->n_vols */
 	/* csums / integrity */
 	const struct digest_alg *cs_alg; /* csums-alg of the session, NULL: none */

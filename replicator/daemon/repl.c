@@ -147,15 +147,22 @@ void repl_fail_all(struct peer *p, int rc)
 {
 	struct peer_req *q, *next;
 	struct peer_read *rd, *rnext;
+	struct peer_flushw *fw, *fwnext;
 
 	pthread_mutex_lock(&p->lock);
 	q = p->tl;
 	p->tl = p->tl_tail = NULL;
 	rd = p->reads;
 	p->reads = NULL;
+	fw = p->flushw;
+	p->flushw = NULL;
 	__atomic_store_n(&p->live, false, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	for (; fw; fw = fwnext) { /* as peer_flush_wait: the link is gone */
+		fwnext = fw->next;
+		fw->done(fw->arg);
+	}
 	for (; q; q = next) {
 		struct peer_vol *pv = peer_vol_of(p, (uint16_t)q->vnr);
 
@@ -401,6 +408,23 @@ void peer_flush_wait(struct resource *r, uint32_t nr)
 	pthread_mutex_unlock(&p->lock);
 }
 
+int peer_flush_async(struct resource *r, struct peer_flushw *w)
+{
+	struct peer *p = r->peer;
+	int rc = 0;
+
+	if (!w->nr || !p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	if (p->live && !p->session_err && (int32_t)(p->barrier_acked - w->nr) < 0) {
+		w->next = p->flushw;
+		p->flushw = w;
+		rc = 1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
 /*
  * Before a clean disconnect: close the current epoch and wait (at most
  * timeout_ms) for its ack, so that writes the peer has already got are
@@ -507,15 +531,69 @@ static int on_zeroes(struct peer *p, const struct wire_pkt *pkt)
 	return peer_send_meta(p, &a);
 }
 
+/* Flush the disks and ack a batch of barriers, in order (no lock held). */
+static void flush_batch(struct peer *p, const struct wire_barrier *batch, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->r->n_vols; i++)
+		volume_flush(&p->r->vols[i]);
+	for (i = 0; i < n; i++) {
+		struct wire_pkt a;
+
+		memset(&a, 0, sizeof(a));
+		a.type = WIRE_P_BARRIER_ACK;
+		a.volume = WIRE_VOL_NONE;
+		a.u.barrier = batch[i];
+		if (peer_send_meta(p, &a) < 0)
+			break;
+	}
+}
+
+/* Take every queued barrier into batch (p->lock held); the caller flushes
+ * them and then calls batch_done(). */
+static unsigned int take_batch(struct peer *p, struct wire_barrier *batch)
+{
+	unsigned int n;
+
+	for (n = 0; n < p->fl_n; n++)
+		batch[n] = p->fl_q[(p->fl_head + n) % FL_QUEUE].b;
+	p->fl_head = (p->fl_head + n) % FL_QUEUE;
+	p->fl_n = 0;
+	p->fl_urgent = 0;
+	p->fl_busy = true;
+	if (n == FL_QUEUE) /* the session thread may wait for room */
+		pthread_cond_broadcast(&p->fl_cond);
+	return n;
+}
+
+static void batch_done(struct peer *p)
+{
+	bool more;
+
+	pthread_mutex_lock(&p->lock);
+	p->fl_busy = false;
+	more = p->fl_n > 0;
+	pthread_mutex_unlock(&p->lock);
+	if (more) /* barriers queued meanwhile, for the flusher */
+		pthread_cond_broadcast(&p->fl_cond);
+}
+
 /*
  * Every write before the barrier was applied (in order). The flusher
  * thread makes them stable and acks the barrier; meanwhile this thread
  * goes on applying the writes of the next epoch. Barriers that queue up
  * while a flush runs share the next one (group commit), so a flush no
  * longer stalls the data stream once per epoch.
+ *
+ * A barrier a FLUSH waits for, arriving on an idle stream (nothing more
+ * received) while the flusher is idle, is flushed and acked here: the
+ * stream has nothing to apply meanwhile, and waking the flusher would
+ * only add a thread switch to the FLUSH's round trip.
  */
 static int on_barrier(struct peer *p, const struct wire_pkt *pkt)
 {
+	bool wake = false;
 	int rc = 0;
 
 	pthread_mutex_lock(&p->lock);
@@ -530,12 +608,24 @@ static int on_barrier(struct peer *p, const struct wire_pkt *pkt)
 		it->urgent = (pkt->u.barrier.flags & WIRE_BF_FLUSH) ||
 			     !(p->agreed.features & WIRE_F_BARRIER_FLUSH);
 		it->at_ms = now_ms();
+		p->recv_epoch_writes = 0;
+		if (it->urgent && !p->fl_busy && !pktio_pending(p->data)) {
+			struct wire_barrier batch[FL_QUEUE];
+			unsigned int n = take_batch(p, batch);
+
+			pthread_mutex_unlock(&p->lock);
+			flush_batch(p, batch, n);
+			batch_done(p);
+			return 0;
+		}
 		if (it->urgent)
 			p->fl_urgent++;
-		p->recv_epoch_writes = 0;
-		pthread_cond_broadcast(&p->fl_cond);
+		/* the flusher: to flush now, to start its timer, or a full queue */
+		wake = it->urgent || p->fl_n == 1 || p->fl_n >= FL_QUEUE / 2;
 	}
 	pthread_mutex_unlock(&p->lock);
+	if (wake)
+		pthread_cond_broadcast(&p->fl_cond);
 	return rc;
 }
 
@@ -557,11 +647,11 @@ static bool flush_due(const struct peer *p)
 
 static void wait_flush_due(struct peer *p)
 {
-	while (!p->fl_stop && (!p->fl_n || !flush_due(p))) {
+	while (!p->fl_stop && (!p->fl_n || !flush_due(p) || p->fl_busy)) {
 		struct timespec ts;
 		int64_t left;
 
-		if (!p->fl_n) {
+		if (!p->fl_n || p->fl_busy) {
 			pthread_cond_wait(&p->fl_cond, &p->lock);
 			continue;
 		}
@@ -580,7 +670,7 @@ static void *flusher_thread(void *arg)
 {
 	struct peer *p = arg;
 	struct wire_barrier batch[FL_QUEUE];
-	unsigned int i, n;
+	unsigned int n;
 
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
@@ -589,25 +679,10 @@ static void *flusher_thread(void *arg)
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
-		for (n = 0; n < p->fl_n; n++)
-			batch[n] = p->fl_q[(p->fl_head + n) % FL_QUEUE].b;
-		p->fl_head = (p->fl_head + n) % FL_QUEUE;
-		p->fl_n = 0;
-		p->fl_urgent = 0;
-		pthread_cond_broadcast(&p->fl_cond);
+		n = take_batch(p, batch);
 		pthread_mutex_unlock(&p->lock);
-		for (i = 0; i < p->r->n_vols; i++)
-			volume_flush(&p->r->vols[i]);
-		for (i = 0; i < n; i++) {
-			struct wire_pkt a;
-
-			memset(&a, 0, sizeof(a));
-			a.type = WIRE_P_BARRIER_ACK;
-			a.volume = WIRE_VOL_NONE;
-			a.u.barrier = batch[i];
-			if (peer_send_meta(p, &a) < 0)
-				break;
-		}
+		flush_batch(p, batch, n);
+		batch_done(p);
 	}
 	return NULL;
 }
@@ -827,7 +902,6 @@ static void on_ack(struct peer *p, const struct wire_pkt *pkt)
 	}
 	leg_done_locked(p, q);
 	pthread_mutex_unlock(&p->lock);
-	close_due_epoch(p);
 	if (neg) {
 		struct peer_vol *pv = peer_vol_of(p, (uint16_t)q->vnr);
 
@@ -835,6 +909,7 @@ static void on_ack(struct peer *p, const struct wire_pkt *pkt)
 			volume_mark_oos(pv->v, q->sector * 512, q->size);
 	}
 	q->done(q->arg, neg ? -EIO : 0);
+	p->ack_closed = true; /* the meta thread sends its barrier if no write does */
 }
 
 static void on_ping(struct peer *p, const struct wire_pkt *pkt)
@@ -855,12 +930,22 @@ static void on_barrier_ack(struct peer *p, const struct wire_pkt *pkt)
 {
 	uint32_t nr = pkt->u.barrier.barrier, writes = 0;
 	struct peer_req **pp, *q, *done = NULL;
+	struct peer_flushw **wp, *w, *fdone = NULL;
 	int rc;
 
 	pthread_mutex_lock(&p->lock);
 	rc = epoch_ack(p->ep, nr, pkt->u.barrier.set_size, &writes);
 	if (rc == 0) {
 		p->barrier_acked = nr;
+		for (wp = &p->flushw; (w = *wp);) {
+			if ((int32_t)(w->nr - nr) <= 0) {
+				*wp = w->next;
+				w->next = fdone;
+				fdone = w;
+			} else {
+				wp = &w->next;
+			}
+		}
 		for (pp = &p->tl; (q = *pp);) {
 			if ((int32_t)(q->epoch - nr) <= 0 && q->done_called) {
 				*pp = q->next;
@@ -873,8 +958,13 @@ static void on_barrier_ack(struct peer *p, const struct wire_pkt *pkt)
 		for (p->tl_tail = NULL, q = p->tl; q; q = q->next)
 			p->tl_tail = q;
 	}
-	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	/* after unlocking: a FLUSH woken here must not block on p->lock */
+	pthread_cond_broadcast(&p->cond);
+	for (; fdone; fdone = w) { /* the FLUSHes answer from here */
+		w = fdone->next;
+		fdone->done(fdone->arg);
+	}
 	if (rc < 0) {
 		log_res(LOG_ERR, p->r->name,
 			"protocol error: P_BARRIER_ACK %u with %u writes does not match the epochs "
@@ -908,19 +998,36 @@ static const struct {
 	{WIRE_P_OV_RESULT, verify_on_result},
 };
 
+/*
+ * The meta stream: acks and pings. An ack that closes the epoch does not
+ * send its barrier at once: the next write sends it in front of itself
+ * (epoch_write), and a FLUSH closes the epoch with its own barrier. Only
+ * when no write comes within EPOCH_DUE_MS does this thread send it, so that
+ * an idle link still gets its last epoch acknowledged. A barrier per write
+ * would cost the peer a packet, and its flusher a wake-up, per write.
+ */
+#define EPOCH_DUE_MS 5
+
 static void *meta_thread(void *arg)
 {
 	struct peer *p = arg;
 	char why[WIRE_REASON_MAX];
 	struct wire_pkt pkt;
-	int64_t ping_sent = 0;
+	int64_t ping_sent = 0, last = now_ms(), due_at = 0;
 	size_t i;
 	int rc;
 
 	for (;;) {
-		int tmo = ping_sent ? p->ping_timeout_ms : p->ping_int_ms;
+		int64_t until = ping_sent ? ping_sent + p->ping_timeout_ms : last + p->ping_int_ms;
+		bool due_first = due_at && due_at < until;
+		int64_t tmo = (due_first ? due_at : until) - now_ms();
 
-		rc = pktio_recv(p->meta, tmo, &pkt, why, sizeof(why));
+		rc = pktio_recv(p->meta, tmo < 0 ? 0 : (int)tmo, &pkt, why, sizeof(why));
+		if (rc == -ETIMEDOUT && due_first) {
+			due_at = 0;
+			close_due_epoch(p);
+			continue;
+		}
 		if (rc == -ETIMEDOUT && !ping_sent) {
 			struct wire_pkt ping = {.type = WIRE_P_PING, .volume = WIRE_VOL_NONE};
 
@@ -941,6 +1048,7 @@ static void *meta_thread(void *arg)
 			break;
 		}
 		ping_sent = 0; /* anything from the peer shows it is alive */
+		last = now_ms();
 		for (i = 0; i < sizeof(meta_handlers) / sizeof(meta_handlers[0]); i++)
 			if (meta_handlers[i].type == pkt.type)
 				break;
@@ -952,6 +1060,11 @@ static void *meta_thread(void *arg)
 			break;
 		}
 		meta_handlers[i].fn(p, &pkt);
+		if (p->ack_closed) {
+			p->ack_closed = false;
+			if (!due_at)
+				due_at = last + EPOCH_DUE_MS;
+		}
 	}
 	return NULL;
 }
@@ -959,7 +1072,7 @@ static void *meta_thread(void *arg)
 int repl_start_meta(struct peer *p)
 {
 	p->fl_head = p->fl_n = p->fl_urgent = 0;
-	p->fl_stop = false;
+	p->fl_stop = p->fl_busy = false;
 	if (pthread_create(&p->fl_thread, NULL, flusher_thread, p) != 0)
 		return -EAGAIN;
 	p->fl_running = true;

@@ -199,6 +199,16 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 int peer_flush(struct resource *r);
 int peer_flush_start(struct resource *r, uint32_t *nr);
 void peer_flush_wait(struct resource *r, uint32_t nr);
+/* Wait for barrier nr's ack without blocking: 1 if w->done(w->arg) will be
+ * called (on the meta thread when the ack arrives, or when the link goes),
+ * 0 if there is nothing to wait for. The caller owns w until done. */
+struct peer_flushw {
+	uint32_t nr;
+	void (*done)(void *arg);
+	void *arg;
+	struct peer_flushw *next;
+};
+int peer_flush_async(struct resource *r, struct peer_flushw *w);
 /* Before a clean disconnect: wait (bounded) for the last epoch's ack. */
 void peer_drain(struct resource *r, int timeout_ms);
 /* verify.c: online verify from here (sectors; stop 0: to the end), and
