@@ -141,25 +141,53 @@ static const struct nbd_handshake_ops hs_ops = {
 	.list = list_exports,
 };
 
-static int read_full(int fd, void *buf, size_t len)
+/*
+ * The requests of one connection, read through a buffer: one read() takes
+ * a request's header and, for a small WRITE, its payload too. Payloads
+ * larger than the buffer are read in place.
+ */
+#define RBUF_SIZE (64 * 1024)
+
+struct rbuf {
+	int fd;
+	char *b;
+	size_t pos, end;
+};
+
+static int read_full(struct rbuf *rb, void *buf, size_t len)
 {
 	char *p = buf;
 
 	while (len) {
-		ssize_t r = read(fd, p, len);
+		ssize_t r;
 
+		if (rb->pos < rb->end) {
+			size_t n = rb->end - rb->pos < len ? rb->end - rb->pos : len;
+
+			memcpy(p, rb->b + rb->pos, n);
+			rb->pos += n;
+			p += n;
+			len -= n;
+			continue;
+		}
+		r = read(rb->fd, len >= RBUF_SIZE ? p : rb->b, len >= RBUF_SIZE ? len : RBUF_SIZE);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return r < 0 ? -errno : -ECONNRESET;
-		p += r;
-		len -= (size_t)r;
+		if (len >= RBUF_SIZE) {
+			p += r;
+			len -= (size_t)r;
+		} else {
+			rb->pos = 0;
+			rb->end = (size_t)r;
+		}
 	}
 	return 0;
 }
 
 /* Read and drop the payload of a refused WRITE. */
-static int drain_payload(int fd, uint32_t len)
+static int drain_payload(struct rbuf *rb, uint32_t len)
 {
 	char buf[65536];
 	int rc = 0;
@@ -167,7 +195,7 @@ static int drain_payload(int fd, uint32_t len)
 	while (len && rc == 0) {
 		uint32_t n = len < sizeof(buf) ? len : (uint32_t)sizeof(buf);
 
-		rc = read_full(fd, buf, n);
+		rc = read_full(rb, buf, n);
 		len -= n;
 	}
 	return rc;
@@ -215,7 +243,8 @@ struct nbd_op {
 	int legs;     /* writes: local, and the peer's while connected */
 	bool diskless; /* written to the peer only */
 	int local_rc;
-	bool net_ok;
+	bool net_bad;  /* a piece did not reach the peer (or none was sent) */
+	bool aborted;  /* the payload could not be read */
 	char *buf;
 	struct inflight range; /* writes: the range held in the volume */
 	struct peer_flushw fw; /* FLUSH: waiting for the peer's barrier ack */
@@ -236,6 +265,7 @@ struct nbd_xfer {
 	bool reading;               /* the connection thread still reads */
 	bool sending;               /* a reply is being sent */
 	pthread_t reader;           /* the connection thread */
+	struct rbuf in;             /* what it reads through */
 	bool broken;                /* a reply could not be sent */
 };
 
@@ -360,8 +390,9 @@ static void read_done(void *arg, int res)
 	op_queue(arg, res);
 }
 
-/* A write has two legs, local and (while connected) the peer's; it
- * completes when both are done, successfully if either succeeded (DRBD). */
+/* A write has legs: the local one and, while connected, one per piece
+ * sent to the peer; it completes when all are done, successfully if the
+ * local write or every piece succeeded (DRBD). */
 static void leg_done(struct nbd_op *op)
 {
 	int rc;
@@ -369,10 +400,15 @@ static void leg_done(struct nbd_op *op)
 	if (__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	if (op->diskless) {
-		op_queue(op, op->net_ok ? 0 : -EIO);
+		op_queue(op, op->net_bad ? -EIO : 0);
 		return;
 	}
-	rc = op->local_rc < 0 && !op->net_ok ? op->local_rc : 0;
+	if (op->aborted) { /* the payload never arrived: no I/O error */
+		volume_write_end(op->x->v, &op->range, 0);
+		op_queue(op, -ECONNRESET);
+		return;
+	}
+	rc = op->local_rc < 0 && op->net_bad ? op->local_rc : 0;
 	volume_write_end(op->x->v, &op->range, op->local_rc);
 	op_queue(op, rc);
 }
@@ -396,7 +432,8 @@ static void net_done(void *arg, int rc)
 {
 	struct nbd_op *op = arg;
 
-	op->net_ok = rc == 0;
+	if (rc != 0)
+		__atomic_store_n(&op->net_bad, true, __ATOMIC_RELEASE);
 	leg_done(op);
 }
 
@@ -430,6 +467,98 @@ static void wait_inflight(struct nbd_xfer *x, unsigned int max, uint64_t bytes)
 {
 	while (x->inflight > max || (x->inflight && x->bytes + bytes > MAX_INFLIGHT_BYTES))
 		pthread_cond_wait(&x->room, &x->lock);
+}
+
+/*
+ * A WRITE while connected with a local disk: the payload is read from the
+ * client in pieces of WRITE_PIECE bytes, and each piece goes to the peer as
+ * its own P_DATA as soon as it is read (as DRBD splits bios at its
+ * max-bio-size), so the link is busy while the rest arrives and the peer
+ * writes the first pieces while the last ones travel. The local write,
+ * of the whole payload, runs last. -1: the payload could not be read (the
+ * pieces sent are marked out of sync, nothing is written here).
+ */
+#define WRITE_PIECE (256u << 10)
+
+static int start_write_pieces(struct nbd_xfer *x, const struct nbd_request *req,
+			      struct nbd_op *op, uint32_t dp)
+{
+	uint32_t off = 0;
+	int rc;
+
+	op->legs = 1; /* the local one, which ends the reading too */
+	while (off < req->length) {
+		uint32_t n = req->length - off < WRITE_PIECE ? req->length - off : WRITE_PIECE;
+
+		if (read_full(&x->in, op->buf + off, n) < 0) {
+			op->aborted = true;
+			volume_mark_oos(x->v, req->offset, req->length);
+			write_done(op, -ECONNRESET);
+			return -1;
+		}
+		__atomic_add_fetch(&op->legs, 1, __ATOMIC_ACQ_REL);
+		rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset + off, n, op->buf + off,
+				 dp, net_done, op);
+		if (rc <= 0) { /* not connected (the bitmap is marked) or not sent */
+			__atomic_store_n(&op->net_bad, true, __ATOMIC_RELEASE);
+			__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL);
+		}
+		off += n;
+	}
+	rc = volume_submit(x->v, (req->flags & NBD_CMD_FLAG_FUA) ? IOENG_WRITE_FUA : IOENG_WRITE,
+			   op->buf, req->offset, req->length, write_done, op);
+	if (rc < 0)
+		write_done(op, rc);
+	return 0;
+}
+
+static int start_write(struct nbd_xfer *x, const struct nbd_request *req, struct nbd_op *op)
+{
+	uint32_t dp = (req->flags & NBD_CMD_FLAG_FUA) ? WIRE_DP_FUA : 0;
+	int rc;
+
+	op->range.off = req->offset;
+	op->range.len = req->length;
+	if (req->length > WRITE_PIECE && peer_live(x->v->res) && !volume_diskless(x->v)) {
+		rc = volume_write_begin(x->v, &op->range);
+		if (rc == 0)
+			return start_write_pieces(x, req, op, dp);
+		/* the local disk failed just now: the peer only, below */
+	}
+	if (read_full(&x->in, op->buf, req->length) < 0) {
+		op_queue(op, -ECONNRESET);
+		return -1;
+	}
+	rc = volume_diskless(x->v) ? -EIO : volume_write_begin(x->v, &op->range);
+	if (rc < 0 && peer_live(x->v->res)) {
+		/* no local disk (or it just failed): to the peer only, which
+		 * marks the blocks as missing here (P_OUT_OF_SYNC first) */
+		op->diskless = true;
+		op->legs = 1;
+		peer_mark_missing(x->v->res, x->v, req->offset, req->length);
+		rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length, op->buf,
+				 dp, net_done, op);
+		if (rc <= 0)
+			op_queue(op, rc < 0 ? rc : -EIO);
+		return 0;
+	}
+	if (rc < 0) {
+		op_queue(op, rc);
+		return 0;
+	}
+	/* the peer's leg first: it runs while the local write does */
+	op->legs = 2;
+	rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length, op->buf, dp,
+			 net_done, op);
+	if (rc <= 0) { /* not connected (the bitmap is marked) or not sent */
+		__atomic_store_n(&op->net_bad, true, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL);
+	}
+	rc = volume_submit(x->v, (req->flags & NBD_CMD_FLAG_FUA) ? IOENG_WRITE_FUA : IOENG_WRITE,
+			   op->buf, req->offset, req->length, write_done, op);
+	if (rc < 0)
+		write_done(op, rc);
+	return 0;
 }
 
 /* Start one valid request; -1 ends the connection. */
@@ -470,42 +599,7 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 			op_queue(op, rc);
 		return 0;
 	case NBD_CMD_WRITE:
-		if (read_full(x->c->fd, op->buf, req->length) < 0) {
-			op_queue(op, -ECONNRESET);
-			return -1;
-		}
-		op->range.off = req->offset;
-		op->range.len = req->length;
-		rc = volume_diskless(x->v) ? -EIO : volume_write_begin(x->v, &op->range);
-		if (rc < 0 && peer_live(x->v->res)) {
-			/* no local disk (or it just failed): to the peer only, which
-			 * marks the blocks as missing here (P_OUT_OF_SYNC first) */
-			op->diskless = true;
-			op->legs = 1;
-			peer_mark_missing(x->v->res, x->v, req->offset, req->length);
-			rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length,
-					 op->buf, (req->flags & NBD_CMD_FLAG_FUA) ? WIRE_DP_FUA : 0,
-					 net_done, op);
-			if (rc <= 0)
-				op_queue(op, rc < 0 ? rc : -EIO);
-			return 0;
-		}
-		if (rc < 0) {
-			op_queue(op, rc);
-			return 0;
-		}
-		/* the peer's leg first: it runs while the local write does */
-		op->legs = 2;
-		rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length, op->buf,
-				 (req->flags & NBD_CMD_FLAG_FUA) ? WIRE_DP_FUA : 0, net_done, op);
-		if (rc <= 0) /* not connected (the bitmap is marked) or not sent */
-			__atomic_sub_fetch(&op->legs, 1, __ATOMIC_ACQ_REL);
-		rc = volume_submit(x->v,
-				   (req->flags & NBD_CMD_FLAG_FUA) ? IOENG_WRITE_FUA : IOENG_WRITE,
-				   op->buf, req->offset, req->length, write_done, op);
-		if (rc < 0)
-			write_done(op, rc);
-		return 0;
+		return start_write(x, req, op);
 	case NBD_CMD_FLUSH: /* the peer flushes while we do */
 		peer_flush_start(x->v->res, &op->fw.nr);
 		rc = volume_diskless(x->v) && peer_live(x->v->res) ? 0 : volume_flush(x->v);
@@ -539,7 +633,8 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 static void transmission(struct nbd_conn *c, struct volume *v,
 			 const struct nbd_export_limits *lim)
 {
-	struct nbd_xfer x = {.c = c, .v = v, .reading = true, .reader = pthread_self()};
+	struct nbd_xfer x = {.c = c, .v = v, .reading = true, .reader = pthread_self(),
+			     .in = {.fd = c->fd}};
 	const char *res = c->srv->res->name;
 	struct nbd_request req;
 	pthread_t writer;
@@ -550,12 +645,13 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 	pthread_mutex_init(&x.lock, NULL);
 	pthread_cond_init(&x.work, NULL);
 	pthread_cond_init(&x.room, NULL);
-	if (pthread_create(&writer, NULL, writer_thread, &x) != 0) {
+	x.in.b = malloc(RBUF_SIZE);
+	if (!x.in.b || pthread_create(&writer, NULL, writer_thread, &x) != 0) {
 		log_res(LOG_ERR, res, "cannot start an NBD writer thread");
 		goto out;
 	}
 	for (;;) {
-		if (read_full(c->fd, hdr, sizeof(hdr)) < 0)
+		if (read_full(&x.in, hdr, sizeof(hdr)) < 0)
 			break;
 		if (nbd_request_decode(hdr, &req) < 0) {
 			log_res(LOG_WARNING, res, "NBD client sent a bad request magic; closing it");
@@ -571,7 +667,7 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 			log_res(LOG_WARNING, res, "NBD request %s offset %llu length %u refused: %s",
 				nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
 				req.length, why);
-			if (drain && (!nbd_request_drainable(&req) || drain_payload(c->fd, drain) < 0))
+			if (drain && (!nbd_request_drainable(&req) || drain_payload(&x.in, drain) < 0))
 				break;
 			op = calloc(1, sizeof(*op));
 			if (!op)
@@ -595,6 +691,7 @@ static void transmission(struct nbd_conn *c, struct volume *v,
 	pthread_mutex_unlock(&x.lock);
 	pthread_join(writer, NULL);
 out:
+	free(x.in.b);
 	pthread_mutex_destroy(&x.lock);
 	pthread_cond_destroy(&x.work);
 	pthread_cond_destroy(&x.room);

@@ -1006,7 +1006,7 @@ static const struct {
  * an idle link still gets its last epoch acknowledged. A barrier per write
  * would cost the peer a packet, and its flusher a wake-up, per write.
  */
-#define EPOCH_DUE_MS 5
+#define EPOCH_DUE_MS 1
 
 static void *meta_thread(void *arg)
 {
