@@ -64,6 +64,12 @@
 # Environment (defaults in brackets):
 #   BUILD_DIR    configured and built tree [/tmp/b2]
 #   SCRATCH      where the three backing files go [/var/tmp]
+#   PEER_SCRATCH where bob's backing file goes instead [SCRATCH]. The nodes
+#                of one machine share its disk, so every FLUSH costs two
+#                flushes of one device where two hosts flush two; with
+#                PEER_SCRATCH=/dev/shm bob's flush is free and the run shows
+#                what the protocol costs when the disks are separate (a
+#                diagnostic: bob's data is then not durable)
 #   SIZE_MB      each backing file, fallocate'd [2048]
 #   REGION_MB    test region [1536]
 #   ROUNDS       timed rounds per link [3]   RUN_SECONDS  seconds per run [2]
@@ -470,6 +476,7 @@ cleanup() {
 		mkdir -p "$KEEP_LOGS" && cp "$tmp"/*.log "$KEEP_LOGS"/ 2>/dev/null
 	fi
 	rm -rf "$tmp"
+	[ -z "${peer_img:-}" ] || rm -f "$peer_img"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -956,6 +963,13 @@ machine() {
 # ------------------------------------------------------------------ main
 log "raw results: $RAW"
 for x in a b c; do fallocate -l "${SIZE_MB}M" "$tmp/$x.img"; done
+if [ -n "${PEER_SCRATCH:-}" ]; then
+	peer_img=$(mktemp "$PEER_SCRATCH/repl-bench-b.XXXXXX")
+	rm -f "$tmp/b.img"
+	fallocate -l "${SIZE_MB}M" "$peer_img"
+	ln -s "$peer_img" "$tmp/b.img"
+	raw "# PEER_SCRATCH: bob's backing file is $peer_img ($(df -T "$peer_img" | awk 'NR == 2 { print $1 " " $2 }')), a diagnostic run"
+fi
 write_conf C "$DYN_NET" "$DYN_DISK"
 ctl a create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
 ctl b create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
