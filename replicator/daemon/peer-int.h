@@ -27,6 +27,7 @@ struct peer_req {
 /* A read served by the peer (diskless Primary, or local data not UpToDate). */
 struct peer_read {
 	uint64_t id;
+	struct volume *v;
 	void *buf;
 	uint32_t len;
 	void (*done)(void *arg, int res);

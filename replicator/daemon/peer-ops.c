@@ -73,8 +73,10 @@ int peer_read(struct resource *r, struct volume *v, uint64_t off, uint32_t len, 
 		return -EIO;
 	}
 	rd->id = ++p->next_id;
+	rd->v = v;
 	rd->next = p->reads;
 	p->reads = rd;
+	__atomic_add_fetch(&v->c.pe, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = WIRE_P_DATA_REQUEST;
@@ -92,6 +94,7 @@ static struct peer_read *read_take(struct peer *p, uint64_t id)
 	for (pp = &p->reads; (rd = *pp); pp = &rd->next)
 		if (rd->id == id) {
 			*pp = rd->next;
+			__atomic_sub_fetch(&rd->v->c.pe, 1, __ATOMIC_RELAXED);
 			break;
 		}
 	pthread_mutex_unlock(&p->lock);

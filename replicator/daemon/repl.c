@@ -131,8 +131,18 @@ void peer_state_changed(struct resource *r)
 
 /* ---------------------------------------------------------------- the transfer log */
 
+/* pe (/proc/drbd's pending): requests sent to the peer, not yet answered */
+static void pe_add(struct peer *p, uint32_t vnr, int64_t n)
+{
+	struct peer_vol *pv = peer_vol_of(p, (uint16_t)vnr);
+
+	if (pv)
+		__atomic_add_fetch(&pv->v->c.pe, n, __ATOMIC_RELAXED);
+}
+
 static void tl_add(struct peer *p, struct peer_req *q)
 {
+	pe_add(p, q->vnr, 1);
 	q->next = NULL;
 	if (p->tl_tail)
 		p->tl_tail->next = q;
@@ -169,6 +179,8 @@ void repl_fail_all(struct peer *p, int rc)
 		next = q->next;
 		if (pv)
 			volume_mark_oos(pv->v, q->sector * 512, q->size);
+		if (pv && !q->done_called)
+			__atomic_sub_fetch(&pv->v->c.pe, 1, __ATOMIC_RELAXED);
 		if (!q->done_called && fence_frozen(p->r)) {
 			/* resource-and-stonith: not acknowledged until the verdict */
 			pthread_mutex_lock(&p->r->st_lock);
@@ -183,6 +195,7 @@ void repl_fail_all(struct peer *p, int rc)
 	}
 	for (; rd; rd = rnext) {
 		rnext = rd->next;
+		__atomic_sub_fetch(&rd->v->c.pe, 1, __ATOMIC_RELAXED);
 		rd->done(rd->arg, -EIO);
 		free(rd);
 	}
@@ -249,6 +262,7 @@ static void leg_done_locked(struct peer *p, struct peer_req *q)
 {
 	epoch_completed(p->ep, q->epoch);
 	q->done_called = true;
+	pe_add(p, q->vnr, -1);
 }
 
 /*
@@ -783,30 +797,33 @@ static int on_oos(struct peer *p, const struct wire_pkt *pkt)
 }
 
 /* One row per packet type that may arrive on the data stream once the
- * handshake is over; any other is a protocol error. */
+ * handshake is over; any other is a protocol error. `ask`: the peer waits
+ * for an answer, counted in ua (/proc/drbd's unacknowledged) meanwhile. */
 static const struct {
 	uint16_t type;
 	int (*fn)(struct peer *p, const struct wire_pkt *pkt);
+	bool ask;
 } data_handlers[] = {
-	{WIRE_P_DATA, on_data},
-	{WIRE_P_TRIM, on_zeroes},
-	{WIRE_P_WRITE_ZEROES, on_zeroes},
-	{WIRE_P_BARRIER, on_barrier},
-	{WIRE_P_STATE, on_state},
-	{WIRE_P_UUIDS, on_uuids},
-	{WIRE_P_OUT_OF_SYNC, on_oos},
-	{WIRE_P_RS_DATA_REQUEST, sync_on_rs_request},
-	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply},
-	{WIRE_P_CSUM_RS_REQUEST, sync_on_csum_request},
-	{WIRE_P_DATA_REQUEST, on_data_request},
-	{WIRE_P_DATA_REPLY, on_data_reply},
-	{WIRE_P_OV_REQUEST, verify_on_request},
-	{WIRE_P_OV_REPLY, verify_on_reply},
+	{WIRE_P_DATA, on_data, true},
+	{WIRE_P_TRIM, on_zeroes, true},
+	{WIRE_P_WRITE_ZEROES, on_zeroes, true},
+	{WIRE_P_BARRIER, on_barrier, false},
+	{WIRE_P_STATE, on_state, false},
+	{WIRE_P_UUIDS, on_uuids, false},
+	{WIRE_P_OUT_OF_SYNC, on_oos, false},
+	{WIRE_P_RS_DATA_REQUEST, sync_on_rs_request, true},
+	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply, true},
+	{WIRE_P_CSUM_RS_REQUEST, sync_on_csum_request, true},
+	{WIRE_P_DATA_REQUEST, on_data_request, true},
+	{WIRE_P_DATA_REPLY, on_data_reply, false},
+	{WIRE_P_OV_REQUEST, verify_on_request, true},
+	{WIRE_P_OV_REPLY, verify_on_reply, false},
 };
 
 int repl_receive(struct peer *p)
 {
 	char why[WIRE_REASON_MAX];
+	struct peer_vol *ua;
 	struct wire_pkt pkt;
 	size_t i;
 	int rc;
@@ -826,7 +843,12 @@ int repl_receive(struct peer *p)
 				wire_type_name(pkt.type));
 			return -EPROTO;
 		}
+		ua = data_handlers[i].ask ? peer_vol_of(p, pkt.volume) : NULL;
+		if (ua)
+			__atomic_add_fetch(&ua->v->c.ua, 1, __ATOMIC_RELAXED);
 		rc = data_handlers[i].fn(p, &pkt);
+		if (ua)
+			__atomic_sub_fetch(&ua->v->c.ua, 1, __ATOMIC_RELAXED);
 		if (rc < 0) {
 			if (rc == -EPROTO)
 				log_res(LOG_ERR, p->r->name, "protocol error: bad %s (volume %u)",

@@ -684,8 +684,10 @@ json_object *resource_status(struct resource *r)
 		json_object_object_add(c, "al", json_object_new_uint64(v->c.al));
 		json_object_object_add(c, "bm", json_object_new_uint64(v->c.bm));
 		json_object_object_add(c, "lo", json_object_new_int64(v->c.lo));
-		json_object_object_add(c, "pe", json_object_new_int(0));
-		json_object_object_add(c, "ua", json_object_new_int(0));
+		json_object_object_add(c, "pe", json_object_new_int64(__atomic_load_n(
+							   &v->c.pe, __ATOMIC_RELAXED)));
+		json_object_object_add(c, "ua", json_object_new_int64(__atomic_load_n(
+							   &v->c.ua, __ATOMIC_RELAXED)));
 		json_object_object_add(c, "ap", json_object_new_int64(v->c.ap));
 		json_object_object_add(c, "oos",
 				       json_object_new_uint64(v->bm ? bitmap_weight(v->bm) * 4 : 0));

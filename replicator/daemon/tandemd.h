@@ -36,6 +36,7 @@ struct counters {
 	uint64_t ns, nr; /* KiB sent to / received from the peer (atomic) */
 	uint64_t dw, dr, al, bm;
 	int64_t lo, ap;
+	int64_t pe, ua; /* sent to the peer, unanswered / from it, being answered (atomic) */
 };
 
 struct volume {

@@ -4,7 +4,7 @@
 # stuck request is abandoned and new I/O goes through the peer without an
 # error; once the device answers again the disk is detached, and after
 # attach and the resync both disks are identical. Without disk-timeout a
-# slow device is waited for.
+# slow device is waited for; pe and ua count a write waiting for the peer.
 . "$(dirname "$0")/functions.sh"
 . "$(dirname "$0")/repl-functions.sh"
 requires nbdsh
@@ -79,3 +79,17 @@ wait $slow || fail "the slow write failed"
 [ "$(grep -c 'failed to meet the disk-timeout' "$tmp/tandemd-a.log")" -eq 1 ] ||
 	fail "the slow device was declared failed without disk-timeout"
 echo "ok: without disk-timeout a device that is slow for 2 s is waited for"
+
+# /proc/drbd's pe and ua: a write that waits for the peer's hanging disk is
+# pending on alice and unacknowledged on bob, and both return to 0
+on b adjust r0 || fail "adjust bob (no disk-timeout)"
+on b inject-fault hang r0
+sh_a "h.pwrite(b'U' * 4096, 24 << 20)" &
+waiting=$!
+wait_for a pe 1 5
+wait_for b ua 1 5
+on b inject-fault none r0
+wait $waiting || fail "the write that waited for bob failed"
+wait_for a pe 0 5
+wait_for b ua 0 5
+echo "ok: pe on alice and ua on bob count a write waiting for bob's disk, then return to 0"
