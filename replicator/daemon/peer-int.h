@@ -198,4 +198,8 @@ int sync_on_csum_request(struct peer *p, const struct wire_pkt *pkt);
 void sync_on_in_sync(struct peer *p, const struct wire_pkt *pkt);
 void sync_log_csums(struct peer *p, const struct peer_vol *pv);
 
+/* flusher.c: P_BARRIER on the Secondary, and the flusher thread */
+int flusher_on_barrier(struct peer *p, const struct wire_pkt *pkt);
+void *flusher_thread(void *arg);
+
 #endif
