@@ -352,7 +352,10 @@ long long fence_handler_elapsed(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	if (!t0.tv_sec && !t0.tv_nsec)
 		t0 = t;
-	return t.tv_sec - t0.tv_sec;
+	/* whole seconds of real elapsed time: tv_sec alone would count a
+	 * second that has barely begun, and cut --timeout short by up to 1 s */
+	return ((long long)(t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec)) /
+	       1000000000LL;
 }
 
 const char *fence_handler_disk_name(enum fence_disk d)
