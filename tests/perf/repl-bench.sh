@@ -70,6 +70,13 @@
 #                PEER_SCRATCH=/dev/shm bob's flush is free and the run shows
 #                what the protocol costs when the disks are separate (a
 #                diagnostic: bob's data is then not durable)
+#   LOCAL_SCRATCH where alice's backing file goes instead [SCRATCH]. With
+#                LOCAL_SCRATCH=/dev/shm a FLUSH still waits for bob's flush
+#                of the disk, across the link, while alice's own flush is
+#                free: as on two hosts with equal disks, where the remote
+#                flush, one round trip later, finishes last. The closer
+#                model of two hosts of the two diagnostics (alice's data is
+#                then not durable)
 #   SIZE_MB      each backing file, fallocate'd [2048]
 #   REGION_MB    test region [1536]
 #   ROUNDS       timed rounds per link [3]   RUN_SECONDS  seconds per run [2]
@@ -477,6 +484,7 @@ cleanup() {
 	fi
 	rm -rf "$tmp"
 	[ -z "${peer_img:-}" ] || rm -f "$peer_img"
+	[ -z "${local_img:-}" ] || rm -f "$local_img"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -941,12 +949,24 @@ resyncs() {
 	set_mode C "$1" resync || true
 }
 
+# What a thread wake-up costs on this machine, which a replicated write
+# pays twice more than a write to nbdkit over the link (the NBD socket
+# into tandemd, the ack back from bob): two threads passing a token
+# through pipes, on any CPU and on one.
+wakeup_cost() {
+	command -v perf >/dev/null 2>&1 || { echo "unknown (perf is not installed)"; return; }
+	any=$(perf bench sched pipe -l 20000 2>/dev/null | sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p')
+	one=$(taskset -c 0 perf bench sched pipe -l 20000 2>/dev/null | sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p')
+	echo "perf bench sched pipe: ${any:-?} us per round trip (two wake-ups), ${one:-?} us with both threads on one CPU"
+}
+
 machine() {
 	raw "# date $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	raw "# kernel $(uname -r); $(nproc) CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	raw "# memory $(free -g | awk '/^Mem:/ { print $2 " GiB" }'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	raw "# scratch $(df -T "$tmp" | awk 'NR == 2 { print $1 " " $2 }'); three backing files of $SIZE_MB MiB (fallocate), test region $REGION_MB MiB"
 	raw "# fio $(fio --version), $(nbdkit --version)"
+	raw "# thread wake-ups: $(wakeup_cost)"
 	src=$(sed -n 's/^abs_top_srcdir = //p' "$BUILD_DIR/Makefile" 2>/dev/null | head -1)
 	raw "# tandemd from $BUILD_DIR (built $(date -u -r "$BUILD_DIR/replicator/tandemd" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$tmp/bin/tandemd" | cut -c1-12)); its source ${src:-?} is at $(git -C "${src:-$here}" rev-parse --short HEAD 2>/dev/null || echo '?') now$(git -C "${src:-$here}" diff --quiet HEAD -- replicator 2>/dev/null || echo ', replicator/ modified in the working tree') (the build may be older)"
 	raw "# export size $(js a .volumes[0].size_sect) sectors"
@@ -969,6 +989,13 @@ if [ -n "${PEER_SCRATCH:-}" ]; then
 	fallocate -l "${SIZE_MB}M" "$peer_img"
 	ln -s "$peer_img" "$tmp/b.img"
 	raw "# PEER_SCRATCH: bob's backing file is $peer_img ($(df -T "$peer_img" | awk 'NR == 2 { print $1 " " $2 }')), a diagnostic run"
+fi
+if [ -n "${LOCAL_SCRATCH:-}" ]; then
+	local_img=$(mktemp "$LOCAL_SCRATCH/repl-bench-a.XXXXXX")
+	rm -f "$tmp/a.img"
+	fallocate -l "${SIZE_MB}M" "$local_img"
+	ln -s "$local_img" "$tmp/a.img"
+	raw "# LOCAL_SCRATCH: alice's backing file is $local_img ($(df -T "$local_img" | awk 'NR == 2 { print $1 " " $2 }')), a diagnostic run"
 fi
 write_conf C "$DYN_NET" "$DYN_DISK"
 ctl a create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
