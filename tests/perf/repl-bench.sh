@@ -983,20 +983,18 @@ machine() {
 # ------------------------------------------------------------------ main
 log "raw results: $RAW"
 for x in a b c; do fallocate -l "${SIZE_MB}M" "$tmp/$x.img"; done
-if [ -n "${PEER_SCRATCH:-}" ]; then
-	peer_img=$(mktemp "$PEER_SCRATCH/repl-bench-b.XXXXXX")
-	rm -f "$tmp/b.img"
-	fallocate -l "${SIZE_MB}M" "$peer_img"
-	ln -s "$peer_img" "$tmp/b.img"
-	raw "# PEER_SCRATCH: bob's backing file is $peer_img ($(df -T "$peer_img" | awk 'NR == 2 { print $1 " " $2 }')), a diagnostic run"
-fi
-if [ -n "${LOCAL_SCRATCH:-}" ]; then
-	local_img=$(mktemp "$LOCAL_SCRATCH/repl-bench-a.XXXXXX")
-	rm -f "$tmp/a.img"
-	fallocate -l "${SIZE_MB}M" "$local_img"
-	ln -s "$local_img" "$tmp/a.img"
-	raw "# LOCAL_SCRATCH: alice's backing file is $local_img ($(df -T "$local_img" | awk 'NR == 2 { print $1 " " $2 }')), a diagnostic run"
-fi
+# place X OWNER VAR SETTING DIR: X.img (OWNER's backing file) in DIR, as
+# SETTING asks, through a symbolic link; its name goes to VAR (cleanup)
+place() {
+	img=$(mktemp "$5/repl-bench-$1.XXXXXX")
+	rm -f "$tmp/$1.img"
+	fallocate -l "${SIZE_MB}M" "$img"
+	ln -s "$img" "$tmp/$1.img"
+	eval "$3=\$img"
+	raw "# $4: $2 backing file is $img ($(df -T "$img" | awk 'NR == 2 { print $1 " " $2 }')), a diagnostic run"
+}
+[ -z "${PEER_SCRATCH:-}" ] || place b "bob's" peer_img PEER_SCRATCH "$PEER_SCRATCH"
+[ -z "${LOCAL_SCRATCH:-}" ] || place a "alice's" local_img LOCAL_SCRATCH "$LOCAL_SCRATCH"
 write_conf C "$DYN_NET" "$DYN_DISK"
 ctl a create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
 ctl b create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
