@@ -303,6 +303,12 @@ unsigned int nbd_srv_clients(const struct nbd_srv *s);
 bool nbd_srv_kernel_in_use(const struct nbd_srv *s);
 const char *nbd_srv_path(const struct nbd_srv *s);
 
+/* nbd-xfer.c: serve the requests of a connection whose handshake is done,
+ * until the client disconnects or breaks the protocol */
+struct nbd_export_limits;
+void nbd_xfer_serve(int fd, struct volume *v, const char *res,
+		    const struct nbd_export_limits *lim);
+
 /* ctl.c */
 struct ctl;
 int ctl_start(struct tandemd *d, const char *path, struct ctl **out);
