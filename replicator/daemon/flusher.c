@@ -13,14 +13,6 @@
 
 #include "peer-int.h"
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Flush the disks and ack a batch of barriers, in order (no lock held). */
 static void flush_batch(struct peer *p, const struct wire_barrier *batch, unsigned int n)
 {
@@ -97,7 +89,7 @@ int flusher_on_barrier(struct peer *p, const struct wire_pkt *pkt)
 		it->b = (struct wire_barrier){pkt->u.barrier.barrier, p->recv_epoch_writes, 0};
 		it->urgent = (pkt->u.barrier.flags & WIRE_BF_FLUSH) ||
 			     !(p->agreed.features & WIRE_F_BARRIER_FLUSH);
-		it->at_ms = now_ms();
+		it->at_ms = peer_now_ms();
 		p->recv_epoch_writes = 0;
 		if (it->urgent && !p->fl_busy && !pktio_pending(p->data)) {
 			struct wire_barrier batch[FL_QUEUE];
@@ -132,7 +124,7 @@ static bool flush_due(const struct peer *p)
 	const struct fl_item *oldest = &p->fl_q[p->fl_head];
 
 	return p->fl_urgent || p->fl_n >= FL_QUEUE / 2 ||
-	       now_ms() - oldest->at_ms >= FL_DEFER_MS;
+	       peer_now_ms() - oldest->at_ms >= FL_DEFER_MS;
 }
 
 static void wait_flush_due(struct peer *p)
@@ -145,7 +137,7 @@ static void wait_flush_due(struct peer *p)
 			pthread_cond_wait(&p->fl_cond, &p->lock);
 			continue;
 		}
-		left = p->fl_q[p->fl_head].at_ms + FL_DEFER_MS - now_ms();
+		left = p->fl_q[p->fl_head].at_ms + FL_DEFER_MS - peer_now_ms();
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(left > 0 ? left : 0) * 1000000L;
 		while (ts.tv_nsec >= 1000000000L) {

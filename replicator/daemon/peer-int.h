@@ -1,6 +1,6 @@
 /*
  * peer-int.h: private to the replication files of the daemon (peer.c,
- * sync.c, repl.c): the connection of one resource to its peer.
+ * sync.c, resync.c, repl.c, ...): the connection of one resource to its peer.
  */
 #ifndef TANDEM_PEER_INT_H
 #define TANDEM_PEER_INT_H
@@ -140,19 +140,30 @@ struct peer {
 void peer_set_conn(struct peer *p, enum state_conn c, const char *why);
 void peer_sleep(struct peer *p, int ms);
 
-/* sync.c: the handshake and the resync */
-int peer_session(struct peer *p);
+/* sync.c: the handshake */
 int sync_handshake(struct peer *p);
 int sync_send_uuids(struct peer *p, unsigned int vi);
-int sync_on_rs_request(struct peer *p, const struct wire_pkt *pkt);
-int sync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt);
-void sync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt);
-int sync_start_resync_thread(struct peer *p);
-void sync_stop(struct peer *p);
-int sync_wait_window(struct peer *p, const uint64_t *inflight, uint64_t need,
-		     uint64_t max_inflight, int64_t step_end);
+
+/* resync.c: the resync (with csums), and its pacing, shared with verify */
+struct rsctl;
+int resync_on_rs_request(struct peer *p, const struct wire_pkt *pkt);
+int resync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt);
+void resync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt);
+int resync_on_csum_request(struct peer *p, const struct wire_pkt *pkt);
+void resync_on_in_sync(struct peer *p, const struct wire_pkt *pkt);
+void resync_log_csums(struct peer *p, const struct peer_vol *pv);
+int resync_start_thread(struct peer *p);
+void resync_stop(struct peer *p);
+int resync_wait_window(struct peer *p, const uint64_t *inflight, uint64_t need,
+		       uint64_t max_inflight, int64_t step_end);
+int resync_new_ctl(struct peer *p, struct rsctl **ctl);
+void resync_step_sleep(struct peer *p, int64_t *step_end, int step_ms);
+
+/* peer.c */
+int64_t peer_now_ms(void); /* CLOCK_MONOTONIC, in ms */
 
 /* repl.c: replication while connected */
+int peer_session(struct peer *p);
 int repl_receive(struct peer *p);          /* the data stream, until an error */
 int repl_start_meta(struct peer *p);
 void repl_stop_meta(struct peer *p);
@@ -174,11 +185,6 @@ void verify_on_neg(struct peer *p, const struct wire_pkt *pkt);
 void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_state *ps);
 void verify_stop(struct peer *p);
 
-/* sync.c: the resync's pacing, shared with verify */
-struct rsctl;
-int sync_new_ctl(struct peer *p, struct rsctl **ctl);
-void sync_step_sleep(struct peer *p, int64_t *step_end, int step_ms);
-
 /* sbsave-run.c */
 int sbsave_run_prepare(struct peer *p, struct peer_vol *pv, bool split_brain, bool target);
 int sbsave_run_save(struct peer *p, struct peer_vol *pv);
@@ -189,14 +195,11 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt);
 int on_data_reply(struct peer *p, const struct wire_pkt *pkt);
 void on_neg_dreply(struct peer *p, const struct wire_pkt *pkt);
 
-/* integrity.c, and sync.c for csums */
+/* integrity.c */
 int integrity_sign(struct peer *p, struct wire_pkt *pkt, uint8_t *digest);
 int integrity_check(struct peer *p, const struct wire_pkt *pkt);
 uint8_t *integrity_fault_corrupt(struct peer *p, struct wire_pkt *pkt);
 void integrity_fault_load(struct peer *p);
-int sync_on_csum_request(struct peer *p, const struct wire_pkt *pkt);
-void sync_on_in_sync(struct peer *p, const struct wire_pkt *pkt);
-void sync_log_csums(struct peer *p, const struct peer_vol *pv);
 
 /* flusher.c: P_BARRIER on the Secondary, and the flusher thread */
 int flusher_on_barrier(struct peer *p, const struct wire_pkt *pkt);

@@ -14,14 +14,6 @@
 #include "log.h"
 #include "peer-int.h"
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Tell the peer that [off, off+len) will not be on this node's disk. */
 void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len)
 {
@@ -203,7 +195,7 @@ int peer_skip_initial_sync(struct resource *r)
 
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-		gi_new_current_clear_bitmap(&g, (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^
+		gi_new_current_clear_bitmap(&g, (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL ^
 							(uint64_t)(uintptr_t)v,
 					    resource_state(r).role == ROLE_PRIMARY);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
@@ -262,7 +254,7 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 		pthread_mutex_unlock(&pv->v->lock);
 		total = pv->rs_total > left ? pv->rs_total : left;
 		done = total - left;
-		ms = now_ms() - pv->rs_start_ms;
+		ms = peer_now_ms() - pv->rs_start_ms;
 		js = json_object_new_object();
 		json_object_object_add(js, "total_kib", json_object_new_uint64(total * 4));
 		json_object_object_add(js, "left_kib", json_object_new_uint64(left * 4));
@@ -279,7 +271,7 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 	if (pv->repl == CONN_VERIFYS || pv->repl == CONN_VERIFYT) {
 		total = pv->ov_stop > pv->ov_start ? (pv->ov_stop - pv->ov_start + 7) / 8 : 0;
 		done = pv->ov_done < total ? pv->ov_done : total;
-		ms = now_ms() - pv->ov_start_ms;
+		ms = peer_now_ms() - pv->ov_start_ms;
 		js = json_object_new_object();
 		json_object_object_add(js, "start_sector", json_object_new_uint64(pv->ov_start));
 		json_object_object_add(js, "total_kib", json_object_new_uint64(total * 4));

@@ -31,7 +31,7 @@
 #include "log.h"
 #include "peer-int.h"
 
-static int64_t now_ms(void)
+int64_t peer_now_ms(void)
 {
 	struct timespec ts;
 
@@ -45,7 +45,7 @@ static uint64_t random_id(void)
 
 	while (v == 0)
 		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-			v = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL;
+			v = (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL;
 	return v;
 }
 
@@ -305,11 +305,11 @@ static bool stopping(struct peer *p)
 /* Sleep up to ms, or until told to stop; accepted sockets are refused. */
 void peer_sleep(struct peer *p, int ms)
 {
-	int64_t end = now_ms() + ms;
+	int64_t end = peer_now_ms() + ms;
 	struct pollfd f[2] = {{p->wake[0], POLLIN, 0}, {p->lfd, POLLIN, 0}};
 
-	while (!stopping(p) && now_ms() < end) {
-		int n = poll(f, p->lfd >= 0 ? 2 : 1, (int)(end - now_ms()));
+	while (!stopping(p) && peer_now_ms() < end) {
+		int n = poll(f, p->lfd >= 0 ? 2 : 1, (int)(end - peer_now_ms()));
 
 		if (n > 0 && (f[1].revents & POLLIN)) {
 			int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -367,7 +367,7 @@ static int establish_data(struct peer *p)
 {
 	struct pktio *out = NULL, *in;
 	enum { IDLE, CONNECTING, HELLO_WAIT } st = IDLE;
-	int64_t next = now_ms(), deadline = 0;
+	int64_t next = peer_now_ms(), deadline = 0;
 	struct wire_hello h;
 	struct wire_pkt own;
 	struct wire_agreed ag;
@@ -376,7 +376,7 @@ static int establish_data(struct peer *p)
 
 	for (;;) {
 		struct pollfd f[3] = {{p->wake[0], POLLIN, 0}, {p->lfd, POLLIN, 0}, {-1, 0, 0}};
-		int64_t t = now_ms(), wait;
+		int64_t t = peer_now_ms(), wait;
 
 		if (stopping(p)) {
 			pktio_free(out);
@@ -494,7 +494,7 @@ static int establish_data(struct peer *p)
 /* The meta socket of the established attempt (§5.1 step 5). */
 static int establish_meta(struct peer *p)
 {
-	int64_t deadline = now_ms() + p->ping_timeout_ms * 4 + p->connect_int_ms;
+	int64_t deadline = peer_now_ms() + p->ping_timeout_ms * 4 + p->connect_int_ms;
 	struct wire_pkt own;
 	struct wire_hello h;
 	struct wire_agreed ag;
@@ -526,7 +526,7 @@ static int establish_meta(struct peer *p)
 	} else {
 		for (;;) {
 			struct pollfd f = {p->lfd, POLLIN, 0};
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - peer_now_ms();
 
 			if (left <= 0 || stopping(p))
 				return -ETIMEDOUT;

@@ -30,14 +30,6 @@
 #include "epoch.h"
 #include "peer-int.h"
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void send_unlock(struct peer *p);
 
 struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr)
@@ -562,7 +554,8 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		pthread_mutex_lock(&v->lock);
 		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-			gi_new_current(&g, (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ g.uuid[0],
+			gi_new_current(&g,
+				       (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL ^ g.uuid[0],
 				       false);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 			volume_sync_sb(v);
@@ -593,7 +586,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		pthread_mutex_unlock(&v->lock);
 		pv->repl = CONN_CONNECTED;
 		log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (as SyncSource)", v->vnr);
-		sync_log_csums(p, pv);
+		resync_log_csums(p, pv);
 		resource_sync_done(p->r, v);
 	}
 	return 0;
@@ -655,9 +648,9 @@ static const struct {
 	{WIRE_P_STATE, on_state, false},
 	{WIRE_P_UUIDS, on_uuids, false},
 	{WIRE_P_OUT_OF_SYNC, on_oos, false},
-	{WIRE_P_RS_DATA_REQUEST, sync_on_rs_request, true},
-	{WIRE_P_RS_DATA_REPLY, sync_on_rs_reply, true},
-	{WIRE_P_CSUM_RS_REQUEST, sync_on_csum_request, true},
+	{WIRE_P_RS_DATA_REQUEST, resync_on_rs_request, true},
+	{WIRE_P_RS_DATA_REPLY, resync_on_rs_reply, true},
+	{WIRE_P_CSUM_RS_REQUEST, resync_on_csum_request, true},
 	{WIRE_P_DATA_REQUEST, on_data_request, true},
 	{WIRE_P_DATA_REPLY, on_data_reply, false},
 	{WIRE_P_OV_REQUEST, verify_on_request, true},
@@ -856,9 +849,9 @@ static const struct {
 	{WIRE_P_RECV_ACK, on_ack},
 	{WIRE_P_WRITE_ACK, on_ack},
 	{WIRE_P_NEG_ACK, on_ack},
-	{WIRE_P_RS_WRITE_ACK, sync_on_rs_ack},
-	{WIRE_P_NEG_RS_DREPLY, sync_on_rs_ack},
-	{WIRE_P_RS_IS_IN_SYNC, sync_on_in_sync},
+	{WIRE_P_RS_WRITE_ACK, resync_on_rs_ack},
+	{WIRE_P_NEG_RS_DREPLY, resync_on_rs_ack},
+	{WIRE_P_RS_IS_IN_SYNC, resync_on_in_sync},
 	{WIRE_P_BARRIER_ACK, on_barrier_ack},
 	{WIRE_P_NEG_DREPLY, on_neg_dreply},
 	{WIRE_P_OV_RESULT, verify_on_result},
@@ -879,14 +872,14 @@ static void *meta_thread(void *arg)
 	struct peer *p = arg;
 	char why[WIRE_REASON_MAX];
 	struct wire_pkt pkt;
-	int64_t ping_sent = 0, last = now_ms(), due_at = 0;
+	int64_t ping_sent = 0, last = peer_now_ms(), due_at = 0;
 	size_t i;
 	int rc;
 
 	for (;;) {
 		int64_t until = ping_sent ? ping_sent + p->ping_timeout_ms : last + p->ping_int_ms;
 		bool due_first = due_at && due_at < until;
-		int64_t tmo = (due_first ? due_at : until) - now_ms();
+		int64_t tmo = (due_first ? due_at : until) - peer_now_ms();
 
 		rc = pktio_recv(p->meta, tmo < 0 ? 0 : (int)tmo, &pkt, why, sizeof(why));
 		if (rc == -ETIMEDOUT && due_first) {
@@ -897,7 +890,7 @@ static void *meta_thread(void *arg)
 		if (rc == -ETIMEDOUT && !ping_sent) {
 			struct wire_pkt ping = {.type = WIRE_P_PING, .volume = WIRE_VOL_NONE};
 
-			ping_sent = now_ms();
+			ping_sent = peer_now_ms();
 			if (peer_send_meta(p, &ping) < 0)
 				break;
 			continue;
@@ -914,7 +907,7 @@ static void *meta_thread(void *arg)
 			break;
 		}
 		ping_sent = 0; /* anything from the peer shows it is alive */
-		last = now_ms();
+		last = peer_now_ms();
 		for (i = 0; i < sizeof(meta_handlers) / sizeof(meta_handlers[0]); i++)
 			if (meta_handlers[i].type == pkt.type)
 				break;
@@ -977,7 +970,7 @@ enum state_conn peer_overall(const struct peer *p)
 	return c;
 }
 
-/* A resync of v ended (sync.c): the connection state follows. */
+/* A resync of v ended (resync.c): the connection state follows. */
 void resource_sync_done(struct resource *r, struct volume *v)
 {
 	struct peer *p = r->peer;
@@ -1039,7 +1032,7 @@ int peer_session(struct peer *p)
 		}
 		rc = repl_start_meta(p);
 		if (rc == 0)
-			rc = sync_start_resync_thread(p);
+			rc = resync_start_thread(p);
 		if (rc == 0)
 			rc = repl_receive(p);
 	} else {
@@ -1050,7 +1043,7 @@ int peer_session(struct peer *p)
 	if (p->session_err)
 		rc = p->session_err; /* the first error is the cause */
 	pthread_mutex_unlock(&p->lock);
-	sync_stop(p);
+	resync_stop(p);
 	verify_stop(p);
 	for (i = 0; p->pv && i < p->r->n_vols; i++)
 		sbsave_run_abort(&p->pv[i]);

@@ -161,7 +161,7 @@ int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool ma
 int volume_sync_sb(struct volume *v); /* write the superblock (lock held by caller) */
 /* A local I/O error: apply on-io-error (lock not held; any thread). */
 void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
-/* Replication (repl.c, sync.c). */
+/* Replication (repl.c, sync.c, resync.c). */
 void volume_freeze(struct volume *v, bool on);
 void volume_mark_oos(struct volume *v, uint64_t off, uint64_t len);
 void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len);

@@ -37,14 +37,6 @@
 #define OV_BLOCK 4096u
 #define OV_STEP_MS 100
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const struct digest_alg *verify_alg(struct peer *p)
 {
 	const char *name = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, "verify-alg");
@@ -114,7 +106,7 @@ static void log_last_run(struct peer *p, struct peer_vol *pv)
 /* Both sides, at the end: DRBD's lines, then the out-of-sync handler. */
 static void verify_done(struct peer *p, struct peer_vol *pv, bool source)
 {
-	int64_t ms = now_ms() - pv->ov_start_ms;
+	int64_t ms = peer_now_ms() - pv->ov_start_ms;
 	uint64_t oos;
 
 	pthread_mutex_lock(&p->lock);
@@ -257,10 +249,10 @@ static void *ov_thread(void *arg)
 	struct peer *p = arg;
 	struct rsctl *ctl = NULL;
 	uint64_t done_before = 0;
-	int64_t step_end = now_ms() + OV_STEP_MS;
+	int64_t step_end = peer_now_ms() + OV_STEP_MS;
 	unsigned int i;
 
-	if (sync_new_ctl(p, &ctl) < 0)
+	if (resync_new_ctl(p, &ctl) < 0)
 		return NULL; /* the resync thread logs the same settings */
 	for (;;) {
 		bool active = false;
@@ -283,7 +275,8 @@ static void *ov_thread(void *arg)
 			done_before = done_now;
 			pthread_mutex_unlock(&p->lock);
 			while (sent < budget && pv->ov_pos < pv->ov_stop) {
-				if (sync_wait_window(p, &pv->ov_inflight, 1, OV_WINDOW, step_end) < 0)
+				if (resync_wait_window(p, &pv->ov_inflight, 1, OV_WINDOW,
+						       step_end) < 0)
 					break;
 				if (send_request(p, pv, pv->ov_pos, primary) < 0)
 					break;
@@ -302,7 +295,7 @@ static void *ov_thread(void *arg)
 		}
 		if (!active)
 			break;
-		sync_step_sleep(p, &step_end, OV_STEP_MS);
+		resync_step_sleep(p, &step_end, OV_STEP_MS);
 	}
 	rsctl_free(ctl);
 	return NULL;
@@ -316,7 +309,7 @@ static void reset(struct peer_vol *pv, uint64_t start, uint64_t stop)
 	pv->ov_stop = stop;
 	pv->ov_inflight = pv->ov_done = pv->ov_oos = 0;
 	pv->ov_run_len = 0;
-	pv->ov_start_ms = now_ms();
+	pv->ov_start_ms = peer_now_ms();
 	for (k = 0; pv->ov_ring && k < OV_WINDOW; k++)
 		pv->ov_ring[k].sector = UINT64_MAX;
 }
@@ -504,7 +497,7 @@ int peer_resync_oos(struct resource *r, struct reply_err *e)
 			bits += bitmap_weight(v->bm);
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 			if (g.uuid[GI_BITMAP] == 0)
-				gi_new_current(&g, (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^
+				gi_new_current(&g, (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL ^
 							   g.uuid[GI_CURRENT],
 					       s.role == ROLE_PRIMARY);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
