@@ -77,28 +77,25 @@ static void fault_hang(const struct volume *v, uint64_t off)
 		usleep(10000);
 }
 
-static struct bdev_fault fault_write(void *ctx, uint64_t off, size_t len)
+/* A read or write of the data area fails if its kind (flag) is injected. */
+static struct bdev_fault fault_io(const struct volume *v, uint64_t off, size_t len,
+				  unsigned int flag)
 {
-	const struct volume *v = ctx;
 	bool fail;
 
 	fault_hang(v, off);
-	fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) &&
-		    fault_in_data(v, off);
-
+	fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & flag) && fault_in_data(v, off);
 	return (struct bdev_fault){.len = fail ? 0 : len, .err = fail ? -EIO : 0};
+}
+
+static struct bdev_fault fault_write(void *ctx, uint64_t off, size_t len)
+{
+	return fault_io(ctx, off, len, VOLUME_FAULT_WRITE);
 }
 
 static struct bdev_fault fault_read(void *ctx, uint64_t off, size_t len)
 {
-	const struct volume *v = ctx;
-	bool fail;
-
-	fault_hang(v, off);
-	fail = (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_READ) &&
-		    fault_in_data(v, off);
-
-	return (struct bdev_fault){.len = fail ? 0 : len, .err = fail ? -EIO : 0};
+	return fault_io(ctx, off, len, VOLUME_FAULT_READ);
 }
 
 static int fault_flush(void *ctx)
