@@ -103,8 +103,7 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt)
 	uint8_t *buf;
 	int rc;
 
-	if (!pv || !q->size || q->size > WIRE_MAX_DATA ||
-	    q->sector + (q->size + 511) / 512 > pv->v->size_sect)
+	if (!pv || wire_req_check(q, pv->v->size_sect, WIRE_MAX_DATA) < 0)
 		return -EPROTO;
 	buf = malloc(q->size);
 	if (!buf)

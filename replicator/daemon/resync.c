@@ -37,8 +37,7 @@ static int answer_rs_request(struct peer *p, const struct wire_pkt *pkt)
 	uint8_t *buf;
 	int rc;
 
-	if (!pv || !q->size || q->size > WIRE_MAX_DATA ||
-	    q->sector + q->size / 512 > pv->v->size_sect)
+	if (!pv || wire_req_check(q, pv->v->size_sect, WIRE_MAX_DATA) < 0)
 		return -EPROTO;
 	if (csum && (!p->cs_alg || pkt->digest_len != digest_size(p->cs_alg))) {
 		log_res(LOG_ERR, p->r->name,

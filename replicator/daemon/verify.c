@@ -399,7 +399,7 @@ int verify_on_request(struct peer *p, const struct wire_pkt *pkt)
 	struct wire_pkt rep;
 	int rc;
 
-	if (!pv || !q->size || q->size > OV_BLOCK || q->sector + q->size / 512 > pv->v->size_sect)
+	if (!pv || wire_req_check(q, pv->v->size_sect, OV_BLOCK) < 0)
 		return -EPROTO;
 	if (!p->ov_alg) {
 		log_res(LOG_ERR, p->r->name, "protocol error: P_OV_REQUEST but no verify-alg here");

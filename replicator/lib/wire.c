@@ -564,6 +564,16 @@ static uint32_t tail_max(uint8_t tail)
 	}
 }
 
+int wire_req_check(const struct wire_req *q, uint64_t size_sect, uint32_t max)
+{
+	if (!q->size || q->size > max || q->size % 512)
+		return -EPROTO;
+	/* no sum that could wrap: a sector near 2^64 is refused too */
+	if (q->sector > size_sect || q->size / 512 > size_sect - q->sector)
+		return -EPROTO;
+	return 0;
+}
+
 int wire_table_check(char *reason, size_t n)
 {
 	struct why w = {reason, n};

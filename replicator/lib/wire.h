@@ -341,6 +341,12 @@ int wire_pkt_encode(const struct wire_pkt *pkt, void *buf, size_t cap);
 /* The same without the data of P_DATA and the data replies (its length
  * is counted in the header): send it and then pkt->data with writev(). */
 int wire_pkt_encode_head(const struct wire_pkt *pkt, void *buf, size_t cap);
+/*
+ * A block request (P_DATA_REQUEST, P_RS_DATA_REQUEST, P_CSUM_RS_REQUEST,
+ * P_OV_REQUEST) names whole sectors, 1 to max bytes, inside a device of
+ * size_sect sectors: 0, or -EPROTO.
+ */
+int wire_req_check(const struct wire_req *q, uint64_t size_sect, uint32_t max);
 /* Payload length of pkt as encoded (0 for an unknown type). */
 uint32_t wire_pkt_len(const struct wire_pkt *pkt);
 

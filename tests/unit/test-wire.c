@@ -197,6 +197,38 @@ static void assert_same_pkt(const struct wire_pkt *a, const struct wire_pkt *b)
 
 /* ---------------------------------------------------------------- tests */
 
+/* Block requests from the peer: whole sectors inside the device (2048
+ * sectors), at most 1 MiB. */
+static void test_req_check(void **state)
+{
+	static const struct {
+		uint64_t sector;
+		uint32_t size;
+		int rc;
+	} rows[] = {
+		{0, 4096, 0},
+		{2040, 4096, 0}, /* the last 4 KiB */
+		{2047, 512, 0},
+		{2041, 4096, -EPROTO}, /* one sector past the end */
+		{2048, 512, -EPROTO},
+		{0, 0, -EPROTO},
+		{0, 4097, -EPROTO}, /* not whole sectors */
+		{2040, 4095, -EPROTO},
+		{0, 1u << 20, 0}, /* the limit */
+		{0, (1u << 20) + 512, -EPROTO},
+		{UINT64_MAX - 3, 4096, -EPROTO}, /* sector + size would wrap */
+		{UINT64_MAX, 512, -EPROTO},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct wire_req q = {rows[i].sector, 7, rows[i].size};
+
+		assert_int_equal(wire_req_check(&q, 2048, 1u << 20), rows[i].rc);
+	}
+}
+
 static void test_table(void **state)
 {
 	char why[WIRE_REASON_MAX] = "";
@@ -882,6 +914,7 @@ int main(void)
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_negotiate),
 		cmocka_unit_test(test_csums_integrity),
+		cmocka_unit_test(test_req_check),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
