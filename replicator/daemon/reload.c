@@ -67,6 +67,7 @@ static void rebind(struct resource *r, const struct conf_res *cr)
 
 	r->cr = cr;
 	r->name = cr->name;
+	r->conf_pending = false;
 	for (cv = cr->me->vols; cv; cv = cv->next)
 		r->vols[i++].cv = cv;
 }
@@ -114,6 +115,7 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 		}
 		if (r->up) {
 			old_in_use = true;
+			r->conf_pending = cr && cr->me;
 			if (cr && cr->me)
 				log_res(LOG_WARNING, r->name,
 					"its volumes changed in the configuration; the change "

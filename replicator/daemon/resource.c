@@ -651,6 +651,8 @@ json_object *resource_status(struct resource *r)
 	}
 	if (r->sb_save[0])
 		json_object_object_add(o, "sb_save", json_object_new_string(r->sb_save));
+	if (r->conf_pending)
+		json_object_object_add(o, "config_pending", json_object_new_boolean(true));
 	fence_status(r, o);
 	json_object_object_add(o, "integrity_failures",
 			       json_object_new_uint64(integrity_failures(r)));

@@ -98,6 +98,7 @@ struct resource {
 	const struct conf_res *cr;
 	const char *name;
 	bool up;
+	bool conf_pending; /* up while its volumes changed in the configuration */
 	struct state st;      /* role and disk: main loop; conn, peer, pdsk: peer thread */
 	pthread_mutex_t st_lock; /* st */
 	struct volume *vols;
