@@ -16,9 +16,10 @@
 #include "agent.h"
 #include "conf.h"
 
-/* A refused promote returns no sooner than this after it began, so that
- * Pacemaker's recovery cannot spin (drbd.ocf waits as long). */
-#define PROMOTE_FAIL_MIN_MS 15000
+/* A promote refused for a transient reason polls the state this often,
+ * and asks again at the latest after PROMOTE_RETRY_MS. */
+#define PROMOTE_POLL_MS  100
+#define PROMOTE_RETRY_MS 1000
 /* How long demote waits for the export's clients to go away. */
 #define DEMOTE_CLIENT_WAIT_MS 5000
 #define POLL_MS 200
@@ -73,16 +74,21 @@ static bool all_uptodate(const struct agent_policy_view *v)
 	return true;
 }
 
-bool action_two_primaries(const struct agent *a)
+struct res_facts res_facts(const struct agent *a)
 {
+	struct res_facts f = {0};
 	const struct conf_res *cr;
 	struct conf *c;
-	bool two = false;
+	const char *fencing;
 
-	if (agent_conf_load(a, AGENT_DEBUG, &c, &cr) == AGENT_POLICY_OCF_SUCCESS)
-		two = conf_res_bool(c, cr, CONF_SECT_NET, "allow-two-primaries");
+	if (agent_conf_load(a, AGENT_DEBUG, &c, &cr) == AGENT_POLICY_OCF_SUCCESS) {
+		f.two_primaries = conf_res_bool(c, cr, CONF_SECT_NET, "allow-two-primaries");
+		fencing = conf_res_text(c, cr, CONF_SECT_DISK, "fencing");
+		f.fencing = fencing && strcmp(fencing, "dont-care");
+		f.fence_handler = f.fencing && conf_res_text(c, cr, CONF_SECT_HANDLERS, "fence-peer");
+	}
 	conf_free(c);
-	return two;
+	return f;
 }
 
 /* ---------------------------------------------------------------- monitor */
@@ -161,12 +167,29 @@ static void wait_connect(struct agent *a, const struct conf *c, const struct con
 		agent_log(AGENT_INFO, "connected to the peer: %s", state_conn_name(st->view.conn));
 }
 
+/* tandemd re-reads the configuration, so that what runs matches the file
+ * (drbd.ocf's start and notify run `drbdadm adjust` for the same reason). */
+static int adjust(const struct agent *a)
+{
+	struct ctl_reply r;
+
+	if (ctl_command(a, "adjust", false, &r) < 0 || !r.ok) {
+		agent_fail("tandemd cannot apply %s: %s%s%s (is tandemd running with another "
+			   "configuration file?)",
+			   a->config, r.error, r.hint[0] ? "; " : "", r.hint);
+		return r.exit == 10 ? AGENT_POLICY_OCF_ERR_CONFIGURED : AGENT_POLICY_OCF_ERR_GENERIC;
+	}
+	agent_log(AGENT_DEBUG, "tandemd re-read %s", a->config);
+	return AGENT_POLICY_OCF_SUCCESS;
+}
+
 int action_start(struct agent *a)
 {
 	const struct conf_res *cr;
-	struct ctl_status st;
+	struct ctl_status st = {0};
 	struct ctl_reply r;
 	struct conf *c;
+	bool spawned = false;
 	int rc;
 
 	rc = agent_conf_load(a, AGENT_ERR, &c, &cr);
@@ -178,15 +201,28 @@ int action_start(struct agent *a)
 		conf_free(c);
 		return rc;
 	}
-	if (!ctl_daemon_alive(a) && (rc = spawn_tandemd(a)) != AGENT_POLICY_OCF_SUCCESS) {
-		conf_free(c);
-		return rc;
+	if (!ctl_daemon_alive(a)) {
+		if ((rc = spawn_tandemd(a)) != AGENT_POLICY_OCF_SUCCESS) {
+			conf_free(c);
+			return rc;
+		}
+		spawned = true;
 	}
+	/* a tandemd that ran before may hold an older configuration */
+	if (!spawned && (rc = adjust(a)) != AGENT_POLICY_OCF_SUCCESS)
+		goto out;
 	ctl_status(a, &st);
-	if (st.view.presence == AGENT_POLICY_UNKNOWN_RES) {
-		/* tandemd may predate the resource: let it re-read its configuration */
-		agent_log(AGENT_INFO, "%s; asking tandemd to re-read its configuration", st.error);
-		ctl_command(a, "adjust", false, &r);
+	if (running(&st) && st.config_pending && st.view.role == ROLE_SECONDARY &&
+	    !agent_policy_clients(&st.view)) {
+		/* up with volumes the file no longer has: down, re-read, up */
+		agent_log(AGENT_INFO, "%s is up with volumes that changed in %s: taking it down to "
+				      "apply them",
+			  a->res, a->config);
+		if (ctl_command(a, "down", false, &r) < 0 || !r.ok || adjust(a)) {
+			agent_fail("cannot apply the changed volumes of %s: %s", a->res, r.error);
+			rc = AGENT_POLICY_OCF_ERR_GENERIC;
+			goto out;
+		}
 		refresh(a, &st);
 	}
 	rc = AGENT_POLICY_OCF_ERR_GENERIC;
@@ -211,6 +247,10 @@ int action_start(struct agent *a)
 		break;
 	case AGENT_POLICY_UP:
 		agent_log(AGENT_INFO, "%s is already up", a->res);
+		if (st.config_pending)
+			agent_log(AGENT_WARN, "%s keeps the volumes it has: their change in %s applies "
+					      "at the next stop and start",
+				  a->res, a->config);
 		break;
 	}
 	if (!running(&st)) {
@@ -347,79 +387,130 @@ done:
 /* ---------------------------------------------------------------- promote */
 
 static int promote_refused(const struct agent *a, enum agent_policy_promote why,
-			   const char *detail)
+			   const char *detail, unsigned int attempts)
 {
 	bool d = detail && *detail;
 	struct ctl_status st;
-	long wait;
 
-	agent_fail("promote of %s refused: %s%s%s%s; %s", a->res, agent_policy_promote_text(why),
+	agent_fail("promote of %s refused%s: %s%s%s%s; %s", a->res,
+		   attempts > 1 ? " after every retry" : "", agent_policy_promote_text(why),
 		   d ? " (" : "", d ? detail : "", d ? ")" : "", agent_policy_promote_hint(why));
 	ctl_status(a, &st);
 	if (running(&st))
 		publish(a, &st); /* bad data loses its score */
 	ctl_status_free(&st);
-	wait = PROMOTE_FAIL_MIN_MS - agent_ms_spent(a);
-	if (wait > 0) {
-		agent_log(AGENT_DEBUG, "waiting %ld ms before failing (no tight retry loop)", wait);
-		agent_sleep_ms(a, wait);
-	}
 	return AGENT_POLICY_OCF_ERR_GENERIC;
 }
 
+static void state_detail(const struct ctl_status *st, char *buf, size_t len)
+{
+	snprintf(buf, len, "disk %s, peer %s, peer disk %s, %s%s",
+		 st->view.n_vols ? state_disk_name(st->view.vols[0].disk) : "-",
+		 state_role_name(st->view.peer),
+		 st->view.n_vols ? state_disk_name(st->view.vols[0].pdsk) : "-",
+		 state_conn_name(st->view.conn), st->view.fence_running ? ", fence-peer running" : "");
+}
+
+/* What a retry waits for: one of these changed. */
+static bool same_facts(const struct agent_policy_view *x, const struct agent_policy_view *y)
+{
+	unsigned int i;
+
+	if (x->role != y->role || x->peer != y->peer || x->conn != y->conn ||
+	    x->fence_running != y->fence_running || x->n_vols != y->n_vols)
+		return false;
+	for (i = 0; i < x->n_vols; i++)
+		if (x->vols[i].disk != y->vols[i].disk || x->vols[i].pdsk != y->vols[i].pdsk)
+			return false;
+	return true;
+}
+
+/* One try: 1 promoted, 0 refused (*p, detail say why), or an OCF code < 0. */
+static int promote_once(struct agent *a, const struct res_facts *rf, struct ctl_status *st,
+			enum agent_policy_promote *p, char *detail, size_t dlen)
+{
+	enum agent_policy_block blk;
+	struct ctl_reply r;
+	char id[256] = "";
+
+	*p = agent_policy_promote_check(&st->view, rf->two_primaries);
+	if (*p == AGENT_POLICY_PROMOTE_ALREADY)
+		return 1;
+	if (*p != AGENT_POLICY_PROMOTE_OK) {
+		state_detail(st, detail, dlen);
+		return 0;
+	}
+	blk = cluster_promote_blocker(a, id, sizeof(id));
+	if (blk != AGENT_POLICY_BLOCK_NONE) {
+		*p = blk == AGENT_POLICY_BLOCK_BAN     ? AGENT_POLICY_PROMOTE_BANNED
+		     : blk == AGENT_POLICY_BLOCK_FENCE ? AGENT_POLICY_PROMOTE_FENCE_CONSTRAINT
+						       : AGENT_POLICY_PROMOTE_CONSTRAINT;
+		snprintf(detail, dlen, "%s", id);
+		return 0;
+	}
+	if (ctl_command(a, "primary", false, &r) == 0 && r.ok)
+		return 1;
+	refresh(a, st);
+	st->view.fence_handler = rf->fence_handler;
+	*p = agent_policy_promote_refused(&st->view, r.ss);
+	snprintf(detail, dlen, "tandemd: %s%s%s", r.error, r.hint[0] ? "; " : "", r.hint);
+	return 0;
+}
+
+/*
+ * Promote asks tandemd for `primary` until it succeeds, the refusal is
+ * not transient (agent_policy_promote_transient()), or the timeout runs
+ * out, as drbd.ocf loops on `drbdadm primary`. Between tries it polls
+ * the state every PROMOTE_POLL_MS and tries again as soon as it changed
+ * (fence-peer's verdict, the peer seen gone), at the latest after
+ * PROMOTE_RETRY_MS.
+ */
 int action_promote(struct agent *a)
 {
+	struct res_facts rf = res_facts(a);
 	enum agent_policy_promote p;
-	enum agent_policy_block blk;
-	struct ctl_status st;
-	struct ctl_reply r;
-	char id[256], detail[1100];
+	struct ctl_status st, now;
+	unsigned int attempt = 0;
+	char detail[1100];
+	const char *why;
+	long tried;
 	int rc;
 
 	ctl_status(a, &st);
-	p = agent_policy_promote_check(&st.view, action_two_primaries(a));
-	if (p == AGENT_POLICY_PROMOTE_ALREADY) {
-		agent_log(AGENT_INFO, "%s is already Primary", a->res);
-		publish(a, &st);
+	for (;;) {
+		st.view.fence_handler = rf.fence_handler;
+		if (st.view.presence != AGENT_POLICY_UP) {
+			agent_fail("cannot promote %s: not running (%s)", a->res,
+				   st.error[0] ? st.error : "down");
+			ctl_status_free(&st);
+			return AGENT_POLICY_OCF_ERR_GENERIC;
+		}
+		attempt++;
+		rc = promote_once(a, &rf, &st, &p, detail, sizeof(detail));
+		if (rc > 0)
+			break;
+		why = agent_policy_promote_transient(p, &st.view, a->fail_promote_early);
+		if (!why || agent_ms_left(a) < 2 * PROMOTE_POLL_MS) {
+			ctl_status_free(&st);
+			return promote_refused(a, p, detail, attempt);
+		}
+		agent_log(AGENT_INFO, "promote of %s: try %u refused: %s (%s); retrying while %s",
+			  a->res, attempt, agent_policy_promote_text(p), detail, why);
+		tried = agent_ms_spent(a);
+		for (;;) {
+			agent_sleep_ms(a, PROMOTE_POLL_MS);
+			ctl_status(a, &now);
+			if (!same_facts(&now.view, &st.view) ||
+			    agent_ms_spent(a) - tried >= PROMOTE_RETRY_MS ||
+			    agent_ms_left(a) < 2 * PROMOTE_POLL_MS)
+				break;
+			ctl_status_free(&now);
+		}
 		ctl_status_free(&st);
-		return AGENT_POLICY_OCF_SUCCESS;
+		st = now;
+		st.view.vols = st.vols;
 	}
-	if (p == AGENT_POLICY_PROMOTE_NOT_RUNNING) {
-		agent_fail("cannot promote %s: not running (%s)", a->res,
-			   st.error[0] ? st.error : "down");
-		ctl_status_free(&st);
-		return AGENT_POLICY_OCF_ERR_GENERIC;
-	}
-	if (p != AGENT_POLICY_PROMOTE_OK) {
-		snprintf(detail, sizeof(detail), "disk %s, peer %s, peer disk %s, %s",
-			 st.view.n_vols ? state_disk_name(st.view.vols[0].disk) : "-",
-			 state_role_name(st.view.peer),
-			 st.view.n_vols ? state_disk_name(st.view.vols[0].pdsk) : "-",
-			 state_conn_name(st.view.conn));
-		ctl_status_free(&st);
-		return promote_refused(a, p, detail);
-	}
-	ctl_status_free(&st);
-	id[0] = '\0';
-	blk = cluster_promote_blocker(a, id, sizeof(id));
-	if (blk != AGENT_POLICY_BLOCK_NONE) {
-		snprintf(detail, sizeof(detail), "%s", id);
-		return promote_refused(a,
-				       blk == AGENT_POLICY_BLOCK_BAN ? AGENT_POLICY_PROMOTE_BANNED
-				       : blk == AGENT_POLICY_BLOCK_FENCE
-					       ? AGENT_POLICY_PROMOTE_FENCE_CONSTRAINT
-					       : AGENT_POLICY_PROMOTE_CONSTRAINT,
-				       detail);
-	}
-	if (ctl_command(a, "primary", false, &r) < 0 || !r.ok) {
-		ctl_status(a, &st);
-		p = agent_policy_promote_refused(&st.view, r.ss);
-		ctl_status_free(&st);
-		snprintf(detail, sizeof(detail), "tandemd: %s%s%s", r.error, r.hint[0] ? "; " : "",
-			 r.hint);
-		return promote_refused(a, p, detail);
-	}
-	ctl_status(a, &st);
+	refresh(a, &st);
 	rc = agent_policy_monitor(&st.view);
 	if (rc != AGENT_POLICY_OCF_RUNNING_PROMOTED) {
 		agent_fail("%s: tandemd accepted the promotion but reports %s", a->res,
@@ -427,7 +518,11 @@ int action_promote(struct agent *a)
 		ctl_status_free(&st);
 		return AGENT_POLICY_OCF_ERR_GENERIC;
 	}
-	agent_log(AGENT_INFO, "%s is Primary; export %s", a->res, st.export_path);
+	if (p == AGENT_POLICY_PROMOTE_ALREADY && attempt == 1)
+		agent_log(AGENT_INFO, "%s is already Primary", a->res);
+	else
+		agent_log(AGENT_INFO, "%s is Primary after %u tr%s in %ld ms; export %s", a->res,
+			  attempt, attempt == 1 ? "y" : "ies", agent_ms_spent(a), st.export_path);
 	publish(a, &st);
 	ctl_status_free(&st);
 	return AGENT_POLICY_OCF_SUCCESS;
@@ -497,14 +592,64 @@ out:
 
 /* ---------------------------------------------------------------- notify */
 
+/*
+ * The nodes promoted once this transition is done: those promoted before
+ * it and those it promotes (agent_policy_outdate_self() takes out the
+ * ones that stop or demote).
+ */
+static void promoted_after(char *buf, size_t len)
+{
+	const char *before = promoted_list(), *promote = meta_env("notify_promote_uname");
+
+	snprintf(buf, len, "%s %s", before ? before : "", promote ? promote : "");
+}
+
+/* A disconnected Secondary while another node is promoted: outdate the
+ * local data (online, tandemd's `outdate`) after any post notification
+ * with stop_outdates_secondary, as drbd.ocf's notify does, and after a
+ * post-promote or post-demote when fencing is configured; no score then.
+ * A Primary that finds another Primary logs the split brain. */
+static bool notify_outdate(const struct agent *a, const struct res_facts *rf,
+			   const struct ctl_status *st, const char *op)
+{
+	bool role_op = !strcmp(op, "promote") || !strcmp(op, "demote");
+	enum agent_policy_outdate od;
+	struct ctl_reply r;
+	char other[256], promoted[1024];
+
+	if (!a->stop_outdates_secondary && !(rf->fencing && role_op))
+		return false;
+	promoted_after(promoted, sizeof(promoted));
+	od = agent_policy_outdate_self(&st->view, a->uname, promoted, meta_env("notify_stop_uname"),
+				       meta_env("notify_demote_uname"), false, other, sizeof(other));
+	if (od == AGENT_POLICY_OUTDATE_SPLIT_BRAIN) {
+		agent_log(AGENT_CRIT, "split brain: %s is Primary here and on %s, and replication "
+				      "is down",
+			  a->res, other);
+		return false;
+	}
+	if (od != AGENT_POLICY_OUTDATE_YES)
+		return false;
+	if (ctl_command(a, "outdate", false, &r) == 0 && r.ok)
+		agent_log(AGENT_INFO, "%s is promoted on %s and this Secondary is disconnected: "
+				      "the local data is now Outdated (%s)",
+			  a->res, other,
+			  a->stop_outdates_secondary ? "stop_outdates_secondary" : "fencing");
+	else
+		agent_log(AGENT_WARN, "%s is promoted on %s and this Secondary is disconnected, "
+				      "but tandemd did not outdate it: %s%s%s",
+			  a->res, other, r.error, r.hint[0] ? "; " : "", r.hint);
+	remove_score(a, "another node is promoted and this one is disconnected");
+	return true;
+}
+
 int action_notify(struct agent *a)
 {
 	const char *type = meta_env("notify_type"), *op = meta_env("notify_operation");
 	int what = agent_policy_notify(type, op);
-	enum agent_policy_outdate od;
+	struct res_facts rf;
 	struct ctl_status st;
 	struct ctl_reply r;
-	char other[256];
 	bool rescore;
 
 	if (what < 0) {
@@ -518,30 +663,24 @@ int action_notify(struct agent *a)
 	ctl_status(a, &st);
 	if (!running(&st))
 		goto out;
-	if ((what & AGENT_POLICY_NOTIFY_RECONNECT) && st.view.conn == CONN_STANDALONE) {
+	if (what & AGENT_POLICY_NOTIFY_ADJUST) {
+		/* a failure is logged; notify itself never fails */
+		if (adjust(a) == AGENT_POLICY_OCF_SUCCESS)
+			agent_log(AGENT_INFO, "%s-start: tandemd re-read %s", type, a->config);
+		refresh(a, &st);
+	}
+	if ((what & AGENT_POLICY_NOTIFY_RECONNECT) && running(&st) &&
+	    st.view.conn == CONN_STANDALONE) {
 		agent_log(AGENT_INFO, "the peer started: connecting %s", a->res);
 		if (ctl_command(a, "connect", false, &r) == 0 && !r.ok)
 			agent_log(AGENT_INFO, "connect: %s", r.error);
 		refresh(a, &st);
 	}
 	rescore = what & AGENT_POLICY_NOTIFY_RESCORE;
-	if ((what & AGENT_POLICY_NOTIFY_OUTDATE_CHECK) && a->stop_outdates_secondary) {
-		od = agent_policy_outdate_self(&st.view, a->uname, promoted_list(),
-					       meta_env("notify_stop_uname"),
-					       meta_env("notify_demote_uname"), false, other,
-					       sizeof(other));
-		if (od == AGENT_POLICY_OUTDATE_YES) {
-			/* tandemd has no online outdate: no score now, Outdated at stop */
-			agent_log(AGENT_INFO, "%s is promoted on %s and this Secondary is "
-					      "disconnected: no promotion score here",
-				  a->res, other);
-			remove_score(a, "another node is promoted (stop_outdates_secondary)");
+	if ((what & AGENT_POLICY_NOTIFY_OUTDATE_CHECK) && running(&st)) {
+		rf = res_facts(a);
+		if (notify_outdate(a, &rf, &st, op))
 			rescore = false;
-		} else if (od == AGENT_POLICY_OUTDATE_SPLIT_BRAIN) {
-			agent_log(AGENT_CRIT, "split brain: %s is Primary here and on %s, and "
-					      "replication is down",
-				  a->res, other);
-		}
 	}
 	if (rescore && running(&st))
 		publish(a, &st);

@@ -314,6 +314,36 @@ enum agent_policy_promote agent_policy_promote_refused(const struct agent_policy
 	}
 }
 
+/* Between losing the peer and waiting for it again. */
+static bool conn_changing(enum state_conn c)
+{
+	return (c > CONN_STANDALONE && c < CONN_WFCONNECTION) || c == CONN_WFREPORTPARAMS;
+}
+
+const char *agent_policy_promote_transient(enum agent_policy_promote p,
+					   const struct agent_policy_view *v,
+					   bool fail_early_if_peer_primary)
+{
+	switch (p) {
+	case AGENT_POLICY_PROMOTE_PEER_PRIMARY:
+		if (fail_early_if_peer_primary)
+			return NULL;
+		return v->conn >= CONN_CONNECTED
+			       ? "the peer is still Primary and connected (waiting for its demotion or "
+				 "for tandemd to see it go)"
+			       : "the peer is still believed Primary";
+	case AGENT_POLICY_PROMOTE_FENCING:
+		if (v->fence_running)
+			return "fence-peer is running to outdate the peer";
+		return v->fence_handler ? "the peer is not outdated yet (fence-peer runs again)"
+					: NULL;
+	case AGENT_POLICY_PROMOTE_REFUSED:
+		return conn_changing(v->conn) ? "the connection is being torn down" : NULL;
+	default:
+		return NULL;
+	}
+}
+
 const char *agent_policy_promote_text(enum agent_policy_promote p)
 {
 	switch (p) {
@@ -482,7 +512,8 @@ static long meta_num(const char *s)
 }
 
 enum agent_policy_ocf agent_policy_check_meta(const struct agent_policy_meta *m,
-					      bool allow_two_primaries, const char *res,
+					      bool allow_two_primaries, bool notify_optional,
+					      const char *res,
 					      struct agent_policy_finding *f, unsigned int max,
 					      unsigned int *n)
 {
@@ -525,10 +556,15 @@ enum agent_policy_ocf agent_policy_check_meta(const struct agent_policy_meta *m,
 				    "clone (pcs resource promotable, crm ... meta promotable=true)",
 				    res);
 	}
-	if (agent_policy_parse_bool(m->notify, false, &notify) < 0 || !notify)
+	if ((agent_policy_parse_bool(m->notify, false, &notify) < 0 || !notify) && notify_optional)
+		add_finding(f, max, n, AGENT_POLICY_OCF_SUCCESS,
+			    "notify is %s on the clone of %s (ignore_missing_notifications): no "
+			    "reconnect after the peer starts, no outdating on notifications",
+			    m->notify ? m->notify : "off", res);
+	else if (agent_policy_parse_bool(m->notify, false, &notify) < 0 || !notify)
 		add_finding(f, max, n, bad,
 			    "notify is %s on the clone of %s: set notify=true (the agent reconnects "
-			    "and re-scores on notifications)",
+			    "and re-scores on notifications), or ignore_missing_notifications=true",
 			    m->notify ? m->notify : "off", res);
 	if (pmax > 2)
 		add_finding(f, max, n, bad,
@@ -576,11 +612,13 @@ int agent_policy_notify(const char *type, const char *operation)
 			break;
 	if (i == sizeof(ops) / sizeof(ops[0]))
 		return -EINVAL;
+	/* a start anywhere: the configuration may have changed with it, as
+	 * drbd.ocf's adjust on every start notification assumes */
 	if (!post)
-		return 0;
+		return i == 0 ? AGENT_POLICY_NOTIFY_ADJUST : 0;
 	if (i == 0) /* the peer may have started: connect if we gave up */
-		return AGENT_POLICY_NOTIFY_RECONNECT | AGENT_POLICY_NOTIFY_RESCORE |
-		       AGENT_POLICY_NOTIFY_OUTDATE_CHECK;
+		return AGENT_POLICY_NOTIFY_ADJUST | AGENT_POLICY_NOTIFY_RECONNECT |
+		       AGENT_POLICY_NOTIFY_RESCORE | AGENT_POLICY_NOTIFY_OUTDATE_CHECK;
 	return AGENT_POLICY_NOTIFY_RESCORE | AGENT_POLICY_NOTIFY_OUTDATE_CHECK;
 }
 

@@ -56,6 +56,8 @@ struct agent_policy_view {
 	enum state_conn conn;
 	const struct agent_policy_vol *vols;
 	unsigned int n_vols;
+	bool fence_handler; /* fencing with a fence-peer handler (tandemd runs it) */
+	bool fence_running; /* the fence-peer handler is running now */
 };
 
 /* Every volume's local disk is d. */
@@ -144,6 +146,20 @@ enum agent_policy_promote agent_policy_promote_check(const struct agent_policy_v
 						     bool allow_two_primaries);
 /* tandemd refused `primary` with state-change error ss (0 = none). */
 enum agent_policy_promote agent_policy_promote_refused(const struct agent_policy_view *v, int ss);
+/*
+ * Is a refusal transient, so that promote asks again within its timeout
+ * (as drbd.ocf loops on `drbdadm primary`)? Transient: the peer is still
+ * believed Primary (tandemd has not yet seen it go), fencing has not
+ * outdated the peer yet (the handler runs, or runs again on the next
+ * `primary`), or the connection is being torn down. Everything else (no
+ * UpToDate data, an Outdated disk, a constraint, a refusal tandemd does
+ * not explain) fails at once. Returns the reason for the log, or NULL.
+ * With fail_early_if_peer_primary (drbd.ocf's
+ * fail_promote_early_if_peer_primary) a Primary peer is not waited for.
+ */
+const char *agent_policy_promote_transient(enum agent_policy_promote p,
+					   const struct agent_policy_view *v,
+					   bool fail_early_if_peer_primary);
 /* "the peer is Primary", ... */
 const char *agent_policy_promote_text(enum agent_policy_promote p);
 /* What the administrator can do about a refusal (doc/ocf-agent.md). */
@@ -216,9 +232,11 @@ struct agent_policy_finding {
 
 /* validate-all's checks of the clone: findings in f (at most max), the
  * worst rc returned. Without any clone meta attribute (ocf-tester,
- * crm_resource --validate) there is nothing to check. */
+ * crm_resource --validate) there is nothing to check. notify_optional
+ * (ignore_missing_notifications) makes notify=false a warning. */
 enum agent_policy_ocf agent_policy_check_meta(const struct agent_policy_meta *m,
-					      bool allow_two_primaries, const char *res,
+					      bool allow_two_primaries, bool notify_optional,
+					      const char *res,
 					      struct agent_policy_finding *f, unsigned int max,
 					      unsigned int *n);
 
@@ -228,6 +246,7 @@ enum {
 	AGENT_POLICY_NOTIFY_RECONNECT = 1,     /* connect if StandAlone */
 	AGENT_POLICY_NOTIFY_RESCORE = 2,       /* publish the score again */
 	AGENT_POLICY_NOTIFY_OUTDATE_CHECK = 4, /* agent_policy_outdate_self() */
+	AGENT_POLICY_NOTIFY_ADJUST = 8,        /* tandemd re-reads the configuration */
 };
 
 /* What a notification of type (pre|post) and operation (start, stop,

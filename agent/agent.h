@@ -20,6 +20,13 @@
 
 #define AGENT_DEFAULT_CONFIG  "/etc/tandem.conf"
 #define AGENT_DEFAULT_RUN_DIR "/run/tandem"
+/* wfc_timeout: drbd.ocf's 5 s, so that a node whose peer is down starts
+ * in seconds (doc/ocf-agent.md has the numbers) */
+#define AGENT_DEFAULT_WFC "5"
+/* unfence_extra_args: drbd.ocf's, which tandem-unfence-peer accepts
+ * (--flock-required and --unfence-only-if-owner-match are no-ops there) */
+#define AGENT_DEFAULT_UNFENCE_ARGS                                                               \
+	"--quiet --flock-required --flock-timeout 0 --unfence-only-if-owner-match"
 
 /* One run of the agent: its parameters and its time budget. */
 struct agent {
@@ -36,6 +43,9 @@ struct agent {
 	bool stop_outdates_secondary;
 	bool remove_if_peer_primary;
 	bool unfence;
+	bool fail_promote_early; /* fail_promote_early_if_peer_primary */
+	bool ignore_missing_notifications;
+	const char *unfence_extra_args;
 	bool probe;          /* monitor with interval 0 */
 	char uname[256];     /* this node as Pacemaker names it */
 	struct timespec t0;  /* when the action began */
@@ -78,14 +88,21 @@ int action_promote(struct agent *a);
 int action_demote(struct agent *a);
 int action_notify(struct agent *a);
 int action_reload_agent(struct agent *a);
-/* The configuration's allow-two-primaries, false if it cannot be read. */
-bool action_two_primaries(const struct agent *a);
+/* What the agent needs of the resource's configuration; all false if it
+ * cannot be read. */
+struct res_facts {
+	bool two_primaries; /* net { allow-two-primaries } */
+	bool fencing;       /* disk { fencing } other than dont-care */
+	bool fence_handler; /* ... and a fence-peer handler */
+};
+struct res_facts res_facts(const struct agent *a);
 
 /* ctl.c: one JSON request, one response (doc/control-protocol.md). */
 struct ctl_status {
 	struct agent_policy_view view;
 	struct agent_policy_vol *vols;
 	char wfc_class[32];
+	bool config_pending;   /* up, but its volumes changed in the configuration */
 	char export_path[256]; /* volume 0's NBD export */
 	char error[1100];      /* why presence is UNKNOWN_RES or BAD_ANSWER */
 };

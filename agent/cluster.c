@@ -259,21 +259,54 @@ enum agent_policy_block cluster_promote_blocker(const struct agent *a, char *id,
 
 /* ---------------------------------------------------------------- unfence */
 
+#define UNFENCE_MAX_ARGS 16
+
+/* tandem-unfence-peer next to the tandemd the agent starts, else in
+ * configure's sbindir. */
+static int unfence_path(const struct agent *a, char *path, size_t len)
+{
+	const char *slash = strrchr(a->tandemd, '/');
+
+	snprintf(path, len, "%.*s/tandem-unfence-peer", slash ? (int)(slash - a->tandemd) : 0,
+		 a->tandemd);
+	if (access(path, X_OK) == 0)
+		return 0;
+	snprintf(path, len, "%s/tandem-unfence-peer", TANDEM_SBINDIR);
+	return access(path, X_OK) == 0 ? 0 : -errno;
+}
+
 void cluster_unfence(const struct agent *a)
 {
-	char path[4096], e1[300], e2[300], e3[4200], e4[4200];
-	char *argv[2] = {path, NULL}, *env[5] = {e1, e2, e3, e4, NULL};
-	int rc;
+	char path[4096], e1[300], e2[300], e3[4200], e4[4200], e5[4200], e6[300], args[1024];
+	char *argv[UNFENCE_MAX_ARGS + 2] = {path}, *env[7] = {e1, e2, e3, e4, e5, e6, NULL};
+	char *tok, *save;
+	int rc, n = 1;
 
-	snprintf(path, sizeof(path), "%s/tandem-unfence-peer", TANDEM_SBINDIR);
-	if (access(path, X_OK) < 0) {
-		agent_log(AGENT_WARN, "unfence_if_all_uptodate: %s: %s", path, strerror(errno));
+	if ((rc = unfence_path(a, path, sizeof(path))) < 0) {
+		agent_log(AGENT_WARN, "unfence_if_all_uptodate: %s: %s; install the fence handlers",
+			  path, strerror(-rc));
 		return;
 	}
+	snprintf(args, sizeof(args), "%s", a->unfence_extra_args);
+	for (tok = strtok_r(args, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (n > UNFENCE_MAX_ARGS) {
+			agent_log(AGENT_WARN, "unfence_extra_args: more than %d words; the rest is "
+					      "ignored",
+				  UNFENCE_MAX_ARGS);
+			break;
+		}
+		argv[n++] = tok;
+	}
+	argv[n] = NULL;
 	snprintf(e1, sizeof(e1), "DRBD_RESOURCE=%s", a->res);
 	snprintf(e2, sizeof(e2), "TANDEM_RESOURCE=%s", a->res);
 	snprintf(e3, sizeof(e3), "DRBD_CONF=%s", a->config);
 	snprintf(e4, sizeof(e4), "TANDEM_CONF=%s", a->config);
+	snprintf(e5, sizeof(e5), "TANDEM_RUN_DIR=%s", a->run_dir);
+	if (a->uname[0]) /* Pacemaker's name of this node */
+		snprintf(e6, sizeof(e6), "TANDEM_FENCE_NODE=%s", a->uname);
+	else
+		env[5] = NULL;
 	rc = spawn_run(argv, env, tool_ms(a), AGENT_INFO, NULL);
-	agent_log(rc == 0 ? AGENT_DEBUG : AGENT_INFO, "tandem-unfence-peer: exit %d", rc);
+	agent_log(rc == 0 ? AGENT_DEBUG : AGENT_INFO, "%s: exit %d", path, rc);
 }

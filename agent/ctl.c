@@ -133,7 +133,10 @@ static json_object *request(const struct agent *a, const char *cmd)
 	json_object *req = json_object_new_object();
 
 	json_object_object_add(req, "cmd", json_object_new_string(cmd));
-	json_object_object_add(req, "res", json_object_new_string(a->res));
+	/* adjust re-reads the whole file: without a resource, it fails only
+	 * when the file cannot be applied */
+	if (strcmp(cmd, "adjust"))
+		json_object_object_add(req, "res", json_object_new_string(a->res));
 	return req;
 }
 
@@ -248,6 +251,9 @@ static bool parse_resource(json_object *r, struct ctl_status *st)
 	}
 	if ((s = jstr(r, "wfc_class")))
 		snprintf(st->wfc_class, sizeof(st->wfc_class), "%s", s);
+	if (json_object_object_get_ex(r, "fencing", &v))
+		st->view.fence_running = jbool(v, "running");
+	st->config_pending = jbool(r, "config_pending");
 	st->view.presence = AGENT_POLICY_UP;
 	st->view.role = (enum state_role)role;
 	st->view.peer = (enum state_role)peer;

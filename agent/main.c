@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -145,6 +146,57 @@ static const char *meta(const char *name)
 	return env(key);
 }
 
+/*
+ * ocf:linbit:drbd's parameters that tandem knows under another name: an
+ * operator who replaces the agent keeps them working, with a warning
+ * that names the new one (doc/ocf-agent.md, "Coming from ocf:linbit:drbd").
+ */
+static const struct {
+	const char *drbd;
+	const char *tandem;
+} renamed[] = {
+	{"drbd_resource", "resource"},
+	{"drbdconf", "config"},
+	{"adjust_master_score", "promotion_scores"},
+	{"remove_master_score_if_peer_primary", "remove_promotion_score_if_peer_primary"},
+};
+
+/* drbd.ocf's parameters that mean nothing for tandem: warned about, ignored. */
+static const struct {
+	const char *name;
+	const char *why;
+} ignored[] = {
+	{"require_drbd_module_version_ge", "tandem has no kernel module"},
+	{"require_drbd_module_version_lt", "tandem has no kernel module"},
+	{"connect_only_after_promote", "tandem connects at start, as drbd.ocf does by default"},
+};
+
+/* A parameter by its tandem name, or its drbd.ocf name (with a warning). */
+static const char *param_or_renamed(const char *name)
+{
+	size_t i;
+
+	if (param(name))
+		return param(name);
+	for (i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (!strcmp(renamed[i].tandem, name) && param(renamed[i].drbd)) {
+			agent_log(AGENT_WARN, "parameter %s is drbd.ocf's name: rename it to %s",
+				  renamed[i].drbd, name);
+			return param(renamed[i].drbd);
+		}
+	return NULL;
+}
+
+/* Actions for which bad promotion_scores are fatal; the others fall back
+ * to the defaults with a warning, as drbd.ocf does, because a failed
+ * monitor, notify or demote would make Pacemaker recover a resource that
+ * is working. */
+static bool scores_fatal(const char *action)
+{
+	return !strcmp(action, "start") || !strcmp(action, "validate-all") ||
+	       !strcmp(action, "reload-agent");
+}
+
 /* The parameters into a; problems are logged and give an OCF exit code. */
 static int read_params(struct agent *a)
 {
@@ -153,25 +205,36 @@ static int read_params(struct agent *a)
 		size_t off;
 	} bools[] = {
 		{"stop_outdates_secondary", offsetof(struct agent, stop_outdates_secondary)},
-		{"remove_promotion_score_if_peer_primary",
-		 offsetof(struct agent, remove_if_peer_primary)},
 		{"unfence_if_all_uptodate", offsetof(struct agent, unfence)},
+		{"fail_promote_early_if_peer_primary", offsetof(struct agent, fail_promote_early)},
+		{"ignore_missing_notifications",
+		 offsetof(struct agent, ignore_missing_notifications)},
 	};
 	const enum agent_policy_ocf bad = AGENT_POLICY_OCF_ERR_CONFIGURED;
 	int rc = AGENT_POLICY_OCF_SUCCESS;
 	struct sockaddr_un sa;
-	char err[256];
+	const char *rm;
+	char err[256], scratch[8];
 	long secs;
 	size_t i;
 
-	a->res = param("resource");
-	a->config = param("config") ? param("config") : AGENT_DEFAULT_CONFIG;
+	a->res = param_or_renamed("resource");
+	a->config = param_or_renamed("config") ? param_or_renamed("config") : AGENT_DEFAULT_CONFIG;
 	a->run_dir = param("run_dir") ? param("run_dir") : AGENT_DEFAULT_RUN_DIR;
 	a->node = param("node");
 	a->tandemd = param("tandemd") ? param("tandemd") : TANDEM_SBINDIR "/tandemd";
 	a->wfc = getenv("OCF_RESKEY_wfc_timeout"); /* "" means something here */
-	a->scores_text = param("promotion_scores");
+	if (!a->wfc)
+		a->wfc = AGENT_DEFAULT_WFC;
+	a->scores_text = param_or_renamed("promotion_scores");
+	a->unfence_extra_args = getenv("OCF_RESKEY_unfence_extra_args"); /* "": none */
+	if (!a->unfence_extra_args)
+		a->unfence_extra_args = AGENT_DEFAULT_UNFENCE_ARGS;
 	a->instance = env("OCF_RESOURCE_INSTANCE") ? env("OCF_RESOURCE_INSTANCE") : a->res;
+	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		if (param(ignored[i].name))
+			agent_log(AGENT_WARN, "parameter %s of drbd.ocf is ignored: %s; remove it",
+				  ignored[i].name, ignored[i].why);
 	if (!a->res) {
 		agent_fail("the parameter 'resource' is required: the name of the tandem resource");
 		return bad;
@@ -181,9 +244,15 @@ static int read_params(struct agent *a)
 		return bad;
 	}
 	if (agent_policy_parse_scores(a->scores_text, &a->scores, err, sizeof(err)) < 0) {
-		agent_fail("promotion_scores %s", err);
-		agent_policy_parse_scores(NULL, &a->scores, err, sizeof(err));
-		rc = bad;
+		agent_policy_parse_scores(NULL, &a->scores, scratch, sizeof(scratch));
+		if (scores_fatal(a->action)) {
+			agent_fail("promotion_scores %s", err);
+			rc = bad;
+		} else {
+			agent_log(AGENT_WARN, "promotion_scores %s; using the default '%s' (fix the "
+					      "parameter: start and validate-all fail on it)",
+				  err, AGENT_POLICY_SCORES_DEFAULT);
+		}
 	}
 	for (i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
 		bool *b = (bool *)((char *)a + bools[i].off);
@@ -193,6 +262,19 @@ static int read_params(struct agent *a)
 				   param(bools[i].name));
 			rc = bad;
 		}
+	}
+	/* drbd.ocf also takes "unexpected" here: tandem removes the score
+	 * whenever the peer is Primary, which covers it */
+	rm = param_or_renamed("remove_promotion_score_if_peer_primary");
+	if (rm && !strcasecmp(rm, "unexpected")) {
+		agent_log(AGENT_WARN, "remove_promotion_score_if_peer_primary=unexpected is taken "
+				      "as true: the score is removed whenever the peer is Primary");
+		a->remove_if_peer_primary = true;
+	} else if (agent_policy_parse_bool(rm, false, &a->remove_if_peer_primary) < 0) {
+		agent_fail("remove_promotion_score_if_peer_primary='%s' is not a boolean (true or "
+			   "false)",
+			   rm);
+		rc = bad;
 	}
 	if (agent_policy_wfc(a->wfc, "default", 0, 0, 0, &secs) < 0) {
 		agent_fail("wfc_timeout='%s': expected config, none or a number of seconds", a->wfc);
@@ -310,7 +392,8 @@ static int validate_all(struct agent *a, int rc)
 	if (cr)
 		two = conf_res_bool(c, cr, CONF_SECT_NET, "allow-two-primaries");
 	conf_free(c);
-	mrc = agent_policy_check_meta(&m, two, a->res, f, AGENT_POLICY_MAX_FINDINGS, &n);
+	mrc = agent_policy_check_meta(&m, two, a->ignore_missing_notifications, a->res, f,
+				      AGENT_POLICY_MAX_FINDINGS, &n);
 	for (i = 0; i < n; i++) {
 		if (f[i].rc == AGENT_POLICY_OCF_SUCCESS)
 			agent_log(AGENT_INFO, "%s", f[i].text);

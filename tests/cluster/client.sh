@@ -255,11 +255,11 @@ EOT
 		-e 's/type="fence_ipmilan"/type="fence_tcluster"/' \
 		-e '/instance_attributes-\(ip\|username\|password\|lanplus\)"/d' \
 		-e 's|\( *\)\(<nvpair id="fence-\([a-z]*\)-instance_attributes-pcmk_host_list"\)|\1<nvpair id="fence-\3-ra" name="pcmk_reboot_action" value="off"/>\n\1\2|' \
-		-e "s|\( *\)\(<nvpair id=\"mysql-data-instance_attributes-resource\"\)|\1<nvpair id=\"mysql-data-ia-tandemd\" name=\"tandemd\" value=\"/$sbin/tandemd-fg\"/>\n\1<nvpair id=\"mysql-data-ia-wfc\" name=\"wfc_timeout\" value=\"10\"/>\n\1\2|" \
+		-e "s|\( *\)\(<nvpair id=\"mysql-data-instance_attributes-resource\"\)|\1<nvpair id=\"mysql-data-ia-tandemd\" name=\"tandemd\" value=\"/$sbin/tandemd-fg\"/>\n\1\2|" \
 		-e "s/name=\"resource\" value=\"mysql\"/name=\"resource\" value=\"$CLIENT_RES\"/" \
 		-e 's/"alice"/"n1"/' -e 's/"bob"/"n2"/' \
 		"$tu_example" >"$tmp/cib.xml"
-	for tu_a in pcmk_reboot_action tandemd wfc_timeout; do
+	for tu_a in pcmk_reboot_action tandemd; do
 		grep -q "name=\"$tu_a\"" "$tmp/cib.xml" || {
 			echo "promotable.xml has changed: cannot add $tu_a" >&2
 			return 1

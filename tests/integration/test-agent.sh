@@ -18,134 +18,7 @@ requires unshare
 requires crm_attribute
 requires cibadmin
 
-if [ -z "${TANDEM_AGENT:-}" ]; then
-	if [ -x ../../agent/tandem ]; then
-		TANDEM_AGENT=$(cd ../../agent && pwd)/tandem
-	else
-		TANDEM_AGENT=$(cd "$(dirname "$TANDEMADM")/../agent" && pwd)/tandem
-	fi
-fi
-[ -x "$TANDEM_AGENT" ] || fail "no agent binary at $TANDEM_AGENT (set TANDEM_AGENT)"
-echo "agent: $TANDEM_AGENT"
-
-# The daemons the agent starts detach (setsid): stop them by pid file.
-kill_spawned() {
-	for n in a b; do
-		f=$tmp/run-$n/tandemd.pid
-		[ -s "$f" ] || continue
-		p=$(cat "$f")
-		kill -TERM "$p" 2>/dev/null || continue
-		i=0
-		while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
-	done
-}
-cleanup_hooks="kill_spawned $cleanup_hooks"
-
-# ---------------------------------------------------------------- helpers
-
-# CIB_file for crm_attribute and cibadmin, or a cluster-less environment
-cib=$tmp/cib.xml
-cibenv="CIB_file=$cib"
-conf=$tmp/t.conf
-
-# ra a|b ACTION [NAME=VALUE...]: run the agent as pacemaker-execd would on
-# that node; the output goes to $tmp/ra.out, the exit code to $rc
-ra() {
-	n=$1
-	act=$2
-	shift 2
-	set +e
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	ip netns exec "$(node_ns "$n")" unshare --uts env -i PATH="$PATH" \
-		OCF_ROOT=/usr/lib/ocf OCF_RA_VERSION_MAJOR=1 OCF_RA_VERSION_MINOR=1 \
-		OCF_RESOURCE_INSTANCE=r0 OCF_RESOURCE_TYPE=tandem OCF_RESOURCE_PROVIDER=tandem \
-		OCF_EXIT_REASON_PREFIX=ocf-exit-reason: \
-		OCF_RESKEY_resource=r0 OCF_RESKEY_config="$conf" OCF_RESKEY_run_dir="$tmp/run-$n" \
-		OCF_RESKEY_node="$(node_name "$n")" OCF_RESKEY_tandemd="$TANDEMD" \
-		OCF_RESKEY_wfc_timeout=20 OCF_RESKEY_CRM_meta_timeout=30000 \
-		OCF_RESKEY_CRM_meta_interval=20000 TANDEM_STATE_DIR="$tmp/state-$n" "$cibenv" "$@" \
-		sh -c 'hostname "$1" && shift && exec "$@"' sh "$(node_name "$n")" \
-		"$TANDEM_AGENT" "$act" >"$tmp/ra.out" 2>&1
-	rc=$?
-	set -e
-	{ echo "=== $(node_name "$n") $act: exit $rc"; cat "$tmp/ra.out"; } >>"$tmp/ra.log"
-}
-
-# expect RC WHAT [PATTERN]: the last agent run exited RC (and said PATTERN)
-expect() {
-	if [ "$rc" -ne "$1" ]; then
-		cat "$tmp/ra.out"
-		fail "$2: exit $rc, expected $1"
-	fi
-	if [ -n "${3:-}" ] && ! grep -q -- "$3" "$tmp/ra.out"; then
-		cat "$tmp/ra.out"
-		fail "$2: the output lacks '$3'"
-	fi
-	echo "ok: $2 (exit $rc)"
-}
-
-# score a|b: the node's promotion score in the CIB file, "none" if absent
-score() {
-	CIB_file=$cib crm_attribute -N "$(node_name "$1")" -n master-r0 -l reboot -G -q \
-		2>/dev/null || echo none
-}
-
-expect_score() {
-	s=$(score "$1")
-	[ "$s" = "$2" ] || { cat "$tmp/ra.out"; fail "$3: score of $(node_name "$1") is $s, expected $2"; }
-	echo "ok: $3 (score $s)"
-}
-
-# cons_add ID XML / cons_del ID: location constraints in the CIB file
-cons_add() { CIB_file=$cib cibadmin -C -o constraints -X "$1"; }
-cons_del() { CIB_file=$cib cibadmin -D -o constraints -X "<rsc_location id=\"$1\"/>"; }
-
-# ra_clone a|b ACTION [NAME=VALUE...]: ra with the clone's meta attributes
-# as Pacemaker passes them for a proper promotable clone
-ra_clone() {
-	n=$1
-	act=$2
-	shift 2
-	ra "$n" "$act" OCF_RESKEY_CRM_meta_promotable=true OCF_RESKEY_CRM_meta_notify=true \
-		OCF_RESKEY_CRM_meta_clone_max=2 OCF_RESKEY_CRM_meta_clone_node_max=1 \
-		OCF_RESKEY_CRM_meta_promoted_max=1 OCF_RESKEY_CRM_meta_promoted_node_max=1 "$@"
-}
-
-cat >"$cib" <<'XML'
-<cib crm_feature_set="3.16.1" validate-with="pacemaker-3.9" epoch="1" num_updates="0" admin_epoch="0">
-  <configuration>
-    <crm_config/>
-    <nodes>
-      <node id="1" uname="alice"/>
-      <node id="2" uname="bob"/>
-    </nodes>
-    <resources>
-      <clone id="r0-clone">
-        <meta_attributes id="r0-clone-meta">
-          <nvpair id="r0-clone-promotable" name="promotable" value="true"/>
-          <nvpair id="r0-clone-notify" name="notify" value="true"/>
-        </meta_attributes>
-        <primitive id="r0" class="ocf" provider="tandem" type="tandem">
-          <instance_attributes id="r0-ia">
-            <nvpair id="r0-ia-resource" name="resource" value="r0"/>
-            <nvpair id="r0-ia-config" name="config" value="@TMP@/t.conf"/>
-            <nvpair id="r0-ia-run_dir" name="run_dir" value="@TMP@/run-a"/>
-            <nvpair id="r0-ia-node" name="node" value="alice"/>
-            <nvpair id="r0-ia-tandemd" name="tandemd" value="@TANDEMD@"/>
-            <nvpair id="r0-ia-wfc_timeout" name="wfc_timeout" value="none"/>
-          </instance_attributes>
-        </primitive>
-      </clone>
-    </resources>
-    <constraints/>
-  </configuration>
-  <status>
-    <node_state id="1" uname="alice" in_ccm="true" crmd="online" join="member" expected="member"/>
-    <node_state id="2" uname="bob" in_ccm="true" crmd="online" join="member" expected="member"/>
-  </status>
-</cib>
-XML
-sed -i -e "s|@TMP@|$tmp|g" -e "s|@TANDEMD@|$TANDEMD|g" "$cib"
+. "$(dirname "$0")/agent-functions.sh"
 
 new_image "$tmp/a.img" 32M
 new_image "$tmp/b.img" 32M
@@ -164,19 +37,30 @@ xmllint --noout "$md" || fail "meta-data is not well-formed XML"
 echo "ok: meta-data without any environment is well-formed XML"
 dtd=/usr/share/resource-agents/ra-api-1.dtd
 if [ -f "$dtd" ]; then
-	# (xmllint warns that it cannot load the DOCTYPE's relative path; --dtdvalid
-	# is what counts)
-	xmllint --noout --dtdvalid "$dtd" "$md" 2>"$tmp/xmllint.err" ||
+	# As ocf-tester checks it: the DOCTYPE's ra-api-1.dtd from its directory,
+	# with the internal subset that declares reload-agent and reloadable.
+	(cd "${dtd%/*}" && xmllint --noout --valid - <"$md") 2>"$tmp/xmllint.err" ||
 		{ cat "$tmp/xmllint.err"; fail "meta-data is not valid against $dtd"; }
-	echo "ok: meta-data is valid against resource-agents' ra-api-1.dtd"
+	# The DTD alone knows neither: those are the only complaints it may have.
+	if xmllint --noout --dtdvalid "$dtd" "$md" 2>"$tmp/xmllint.err"; then
+		fail "meta-data passes ra-api-1.dtd without its internal subset: is reload-agent gone?"
+	fi
+	grep 'validity error' "$tmp/xmllint.err" |
+		grep -v -e 'No declaration for attribute reloadable of element parameter' \
+			-e 'Value "reload-agent" for attribute name of action is not among' &&
+		fail "meta-data breaks ra-api-1.dtd beyond reload-agent and reloadable"
+	echo "ok: meta-data is valid against resource-agents' ra-api-1.dtd (as ocf-tester checks it)"
 else
 	echo "not checked: $dtd is missing (package resource-agents)"
 fi
 rng=/usr/share/resource-agents/metadata.rng
 if [ -f "$rng" ]; then
-	xmllint --noout --relaxng "$rng" "$md" 2>"$tmp/xmllint.err" ||
+	# metadata.rng knows no reloadable attribute (doc/ocf-agent.md): all
+	# else must validate
+	sed 's/ reloadable="1"//' "$md" >"$tmp/md-noreload.xml"
+	xmllint --noout --relaxng "$rng" "$tmp/md-noreload.xml" 2>"$tmp/xmllint.err" ||
 		{ cat "$tmp/xmllint.err"; fail "meta-data does not validate against $rng"; }
-	echo "ok: meta-data validates against resource-agents' metadata.rng"
+	echo "ok: meta-data validates against resource-agents' metadata.rng (reloadable aside)"
 fi
 # The OCF 1.1 schema: Debian has no OCF-spec package, but pcs ships
 # ra-api 1.1 as /usr/share/pcs/data/ocf-1.1.rng (OCF_RA_API_RNG overrides).
@@ -192,7 +76,7 @@ else
 fi
 xp() { xmllint --xpath "$1" "$md"; }
 [ "$(xp 'string(/resource-agent/version)')" = 1.1 ] || fail "meta-data: <version> is not 1.1"
-for a in start stop promote demote notify meta-data validate-all; do
+for a in start stop promote demote notify reload-agent meta-data validate-all; do
 	[ "$(xp "count(//actions/action[@name='$a'])")" = 1 ] || fail "meta-data lacks the action $a"
 done
 ip=$(xp "string(//action[@name='monitor'][@role='Promoted']/@interval)")
@@ -205,8 +89,19 @@ if [ "$(xp "string(//parameter[@name='resource']/@required)")" != 1 ] ||
 	fail "meta-data: resource must be required and unique"
 fi
 for p in config promotion_scores wfc_timeout stop_outdates_secondary \
-	remove_promotion_score_if_peer_primary unfence_if_all_uptodate; do
+	remove_promotion_score_if_peer_primary unfence_if_all_uptodate \
+	fail_promote_early_if_peer_primary unfence_extra_args ignore_missing_notifications \
+	adjust_master_score remove_master_score_if_peer_primary; do
 	[ "$(xp "count(//parameter[@name='$p'])")" = 1 ] || fail "meta-data lacks the parameter $p"
+done
+# reload-agent applies the agent's own parameters; the daemon's need a restart
+for p in promotion_scores wfc_timeout stop_outdates_secondary unfence_if_all_uptodate; do
+	[ "$(xp "string(//parameter[@name='$p']/@reloadable)")" = 1 ] ||
+		fail "meta-data: $p is not reloadable"
+done
+for p in resource config run_dir node tandemd; do
+	[ -z "$(xp "string(//parameter[@name='$p']/@reloadable)")" ] ||
+		fail "meta-data: $p must not be reloadable"
 done
 echo "ok: meta-data: OCF 1.1, the actions, role monitors at $ip and $iu, the parameters"
 if command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
@@ -398,15 +293,25 @@ ra_clone a promote
 expect 0 "promote once the constraints are gone"
 ra_clone a demote
 expect 0 "demote again"
-# the refusal does not return at once: no tight recovery loop
+# a connected Primary peer is transient: promote retries until its timeout
 ra_clone b promote
 expect 0 "promote bob"
 start=$(date +%s)
-ra_clone a promote OCF_RESKEY_CRM_meta_timeout=20000
+ra_clone a promote OCF_RESKEY_CRM_meta_timeout=8000
 took=$(( $(date +%s) - start ))
-expect 1 "promote on alice while bob is Primary" "the peer is Primary"
-[ "$took" -ge 10 ] || fail "the refused promote returned after ${took}s: a tight retry loop"
-echo "ok: the refused promote took ${took}s (at least 15 s unless the timeout is shorter)"
+expect 1 "promote on alice while bob stays Primary" "refused after every retry: the peer is Primary"
+grep -q 'try 2 refused: the peer is Primary.*retrying while the peer is still Primary' \
+	"$tmp/ra.out" || { cat "$tmp/ra.out"; fail "promote did not log its retries"; }
+[ "$took" -ge 5 ] || fail "the refused promote returned after ${took}s, before its timeout"
+echo "ok: the refused promote retried for ${took}s, until its timeout"
+# fail_promote_early_if_peer_primary: no retry
+start=$(date +%s)
+ra_clone a promote OCF_RESKEY_CRM_meta_timeout=8000 OCF_RESKEY_fail_promote_early_if_peer_primary=true
+took=$(( $(date +%s) - start ))
+expect 1 "promote with fail_promote_early_if_peer_primary" "the peer is Primary"
+if grep -q 'retrying' "$tmp/ra.out"; then cat "$tmp/ra.out"; fail "fail_promote_early retried"; fi
+[ "$took" -lt 5 ] || fail "fail_promote_early_if_peer_primary took ${took}s"
+echo "ok: fail_promote_early_if_peer_primary failed at once (${took}s)"
 
 # stop_outdates_secondary: alice stops while bob is promoted
 ra_clone a stop OCF_RESKEY_stop_outdates_secondary=true \

@@ -239,6 +239,72 @@ static const struct promote_row promote_rows[] = {
 	 AGENT_POLICY_PROMOTE_NO_DATA},
 };
 
+/* Which refusals promote retries within its timeout, and which fail at once. */
+struct transient_row {
+	const char *what;
+	enum agent_policy_promote p;
+	struct fact f;
+	bool fence_handler, fence_running, fail_early;
+	const char *why; /* a part of the reason, NULL: not transient */
+};
+
+static const struct transient_row transient_rows[] = {
+	{"peer still Primary, connected", AGENT_POLICY_PROMOTE_PEER_PRIMARY,
+	 V1(UP, SEC, PRI, CONN_CONNECTED, UTD, UTD), false, false, false, "still Primary"},
+	{"peer believed Primary, link gone", AGENT_POLICY_PROMOTE_PEER_PRIMARY,
+	 V1(UP, SEC, PRI, CONN_NETWORKFAILURE, UTD, DUN), false, false, false, "believed Primary"},
+	{"peer Primary, fail early", AGENT_POLICY_PROMOTE_PEER_PRIMARY,
+	 V1(UP, SEC, PRI, CONN_CONNECTED, UTD, UTD), false, false, true, NULL},
+	{"fence-peer running", AGENT_POLICY_PROMOTE_FENCING,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), true, true, false, "fence-peer is running"},
+	{"fencing with a handler, not running", AGENT_POLICY_PROMOTE_FENCING,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), true, false, false, "runs again"},
+	{"fencing without a handler", AGENT_POLICY_PROMOTE_FENCING,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), false, false, false, NULL},
+	{"refused while tearing down", AGENT_POLICY_PROMOTE_REFUSED,
+	 V1(UP, SEC, UNK, CONN_TEARDOWN, UTD, DUN), false, false, false, "torn down"},
+	{"refused while disconnecting", AGENT_POLICY_PROMOTE_REFUSED,
+	 V1(UP, SEC, UNK, CONN_DISCONNECTING, UTD, DUN), false, false, false, "torn down"},
+	{"refused, waiting for the peer", AGENT_POLICY_PROMOTE_REFUSED,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), false, false, false, NULL},
+	{"refused, StandAlone", AGENT_POLICY_PROMOTE_REFUSED,
+	 V1(UP, SEC, UNK, CONN_STANDALONE, UTD, DUN), false, false, false, NULL},
+	{"Outdated", AGENT_POLICY_PROMOTE_OUTDATED, V1(UP, SEC, UNK, CONN_WFCONNECTION, OUT, DUN),
+	 true, true, false, NULL},
+	{"no UpToDate data", AGENT_POLICY_PROMOTE_NO_DATA,
+	 V1(UP, SEC, UNK, CONN_TEARDOWN, INC, DUN), true, false, false, NULL},
+	{"not running", AGENT_POLICY_PROMOTE_NOT_RUNNING,
+	 V1(AGENT_POLICY_DOWN, SEC, UNK, CONN_STANDALONE, DSK, DUN), false, false, false, NULL},
+	{"banned", AGENT_POLICY_PROMOTE_BANNED, V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN),
+	 false, false, false, NULL},
+	{"fence constraint", AGENT_POLICY_PROMOTE_FENCE_CONSTRAINT,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), true, true, false, NULL},
+	{"other constraint", AGENT_POLICY_PROMOTE_CONSTRAINT,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), false, false, false, NULL},
+};
+
+static void test_promote_transient(void **state)
+{
+	struct view_buf b;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(transient_rows); i++) {
+		const struct transient_row *r = &transient_rows[i];
+		struct agent_policy_view v = *view_of(&r->f, &b);
+		const char *why;
+
+		v.fence_handler = r->fence_handler;
+		v.fence_running = r->fence_running;
+		why = agent_policy_promote_transient(r->p, &v, r->fail_early);
+		if (!r->why && why)
+			fail_msg("%s: transient (%s), expected to fail at once", r->what, why);
+		if (r->why && (!why || !strstr(why, r->why)))
+			fail_msg("%s: '%s', expected a reason with '%s'", r->what, why ? why : "NULL",
+				 r->why);
+	}
+}
+
 static void test_promote_check(void **state)
 {
 	struct view_buf b;
@@ -474,7 +540,7 @@ static void test_meta(void **state)
 	(void)state;
 	for (i = 0; i < N(meta_rows); i++) {
 		const struct meta_row *r = &meta_rows[i];
-		enum agent_policy_ocf rc = agent_policy_check_meta(&r->m, r->two_primaries, "r0", f,
+		enum agent_policy_ocf rc = agent_policy_check_meta(&r->m, r->two_primaries, false, "r0", f,
 								   AGENT_POLICY_MAX_FINDINGS, &n);
 		bool found = false;
 
@@ -489,6 +555,22 @@ static void test_meta(void **state)
 	}
 }
 
+/* ignore_missing_notifications: notify off is a warning, not an error. */
+static void test_meta_notify_optional(void **state)
+{
+	const struct agent_policy_meta m = {"true", "false", "2", "1", "1", "1"};
+	struct agent_policy_finding f[AGENT_POLICY_MAX_FINDINGS];
+	unsigned int n;
+
+	(void)state;
+	assert_int_equal(agent_policy_check_meta(&m, false, true, "r0", f, AGENT_POLICY_MAX_FINDINGS,
+						 &n),
+			 AGENT_POLICY_OCF_SUCCESS);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].rc, AGENT_POLICY_OCF_SUCCESS);
+	assert_non_null(strstr(f[0].text, "ignore_missing_notifications"));
+}
+
 /* Several problems at once: every one reported, and max respected. */
 static void test_meta_all_findings(void **state)
 {
@@ -497,10 +579,10 @@ static void test_meta_all_findings(void **state)
 	unsigned int n;
 
 	(void)state;
-	assert_int_equal(agent_policy_check_meta(&m, false, "r0", f, AGENT_POLICY_MAX_FINDINGS, &n),
+	assert_int_equal(agent_policy_check_meta(&m, false, false, "r0", f, AGENT_POLICY_MAX_FINDINGS, &n),
 			 AGENT_POLICY_OCF_ERR_CONFIGURED);
 	assert_int_equal(n, 5); /* promotable is implied by promoted-max=3 */
-	assert_int_equal(agent_policy_check_meta(&m, false, "r0", f, 2, &n),
+	assert_int_equal(agent_policy_check_meta(&m, false, false, "r0", f, 2, &n),
 			 AGENT_POLICY_OCF_ERR_CONFIGURED);
 	assert_int_equal(n, 2);
 }
@@ -515,9 +597,10 @@ struct notify_row {
 #define RC AGENT_POLICY_NOTIFY_RECONNECT
 #define RS AGENT_POLICY_NOTIFY_RESCORE
 #define OC AGENT_POLICY_NOTIFY_OUTDATE_CHECK
+#define AJ AGENT_POLICY_NOTIFY_ADJUST
 
 static const struct notify_row notify_rows[] = {
-	{"pre", "start", 0},		{"post", "start", RC | RS | OC},
+	{"pre", "start", AJ},		{"post", "start", AJ | RC | RS | OC},
 	{"pre", "stop", 0},		{"post", "stop", RS | OC},
 	{"pre", "promote", 0},		{"post", "promote", RS | OC},
 	{"pre", "demote", 0},		{"post", "demote", RS | OC},
@@ -750,9 +833,11 @@ int main(void)
 		cmocka_unit_test(test_promote_check),
 		cmocka_unit_test(test_promote_refused),
 		cmocka_unit_test(test_promote_texts),
+		cmocka_unit_test(test_promote_transient),
 		cmocka_unit_test(test_location),
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_meta_all_findings),
+		cmocka_unit_test(test_meta_notify_optional),
 		cmocka_unit_test(test_notify),
 		cmocka_unit_test(test_outdate_self),
 		cmocka_unit_test(test_wfc),
