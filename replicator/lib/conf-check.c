@@ -291,6 +291,8 @@ static void check_asb(struct conf *c, struct conf_res *r)
 	    r->name, name);
 }
 
+/* drbd.conf(5) asks for timeout below connect-int and ping-int, but neither
+ * drbdadm-84 nor the 8.4 kernel enforces it, and nothing breaks: a warning. */
 static void check_timeouts(struct conf *c, struct conf_res *r)
 {
 	uint64_t timeout = conf_res_num(c, r, CONF_SECT_NET, "timeout");
@@ -300,15 +302,19 @@ static void check_timeouts(struct conf *c, struct conf_res *r)
 	const struct diag_loc *loc = v ? &v->loc : &r->loc;
 
 	if (timeout >= cint * 10)
-		ERR(c, loc, "timeout",
-		    "resource %s: timeout (%llu.%llu s) must be below connect-int (%llu s)",
-		    r->name, (unsigned long long)timeout / 10, (unsigned long long)timeout % 10,
-		    (unsigned long long)cint);
+		WARN(c, loc, "timeout",
+		     "resource %s: timeout (%llu.%llu s) should be below connect-int (%llu s), as "
+		     "drbd.conf(5) asks (DRBD 8.4 does not enforce it); lower timeout or raise "
+		     "connect-int",
+		     r->name, (unsigned long long)timeout / 10, (unsigned long long)timeout % 10,
+		     (unsigned long long)cint);
 	if (timeout >= pint * 10)
-		ERR(c, loc, "timeout",
-		    "resource %s: timeout (%llu.%llu s) must be below ping-int (%llu s)", r->name,
-		    (unsigned long long)timeout / 10, (unsigned long long)timeout % 10,
-		    (unsigned long long)pint);
+		WARN(c, loc, "timeout",
+		     "resource %s: timeout (%llu.%llu s) should be below ping-int (%llu s), as "
+		     "drbd.conf(5) asks (DRBD 8.4 does not enforce it); lower timeout or raise "
+		     "ping-int",
+		     r->name, (unsigned long long)timeout / 10, (unsigned long long)timeout % 10,
+		     (unsigned long long)pint);
 }
 
 static void check_resync_after(struct conf *c, struct conf_res *r)
@@ -371,11 +377,16 @@ static void check_auth(struct conf *c, struct conf_res *r)
 	const struct conf_val *alg = eff(c, r, CONF_SECT_NET, "cram-hmac-alg");
 	const struct conf_val *sec = eff(c, r, CONF_SECT_NET, "shared-secret");
 
-	if (alg && !strcmp(alg->text, "crc32c"))
+	if (alg && !strcmp(alg->text, "crc32c")) {
 		ERR(c, &alg->loc, "cram-hmac-alg",
 		    "resource %s: crc32c is a checksum, not a hash for HMAC; use sha256 or sha1",
 		    r->name);
-	else if (alg && !sec)
+		return;
+	}
+	/* after a parse error the missing partner may be the value refused */
+	if (r->damaged)
+		return;
+	if (alg && !sec)
 		WARN(c, &alg->loc, "cram-hmac-alg",
 		     "resource %s: cram-hmac-alg without shared-secret authenticates with an empty "
 		     "secret; set net { shared-secret \"...\"; }",

@@ -20,6 +20,7 @@ const char *const conf_hash_names[] = {"crc32c", "md5", "sha1", "sha224",
 				       "sha256", "sha384", "sha512", NULL};
 
 #define NUM(n, s, u, d, lo, hi, h) {n, s, CONF_T_NUM, u, d, lo, hi, NULL, 0, h}
+#define NUMF(n, s, u, d, lo, hi, f, h) {n, s, CONF_T_NUM, u, d, lo, hi, NULL, f, h}
 #define BOOL(n, s, d, h) {n, s, CONF_T_BOOL, CONF_U_NONE, d, 0, 0, NULL, 0, h}
 #define ENUM(n, s, d, e, f, h) {n, s, CONF_T_ENUM, CONF_U_NONE, d, 0, 0, e, f, h}
 #define TYPED(n, s, t, d, h) {n, s, t, CONF_U_NONE, d, 0, 0, NULL, 0, h}
@@ -146,8 +147,11 @@ const struct conf_opt conf_opts[] = {
 	    "Resync rate, and the starting point of the dynamic controller."),
 	TYPED("resync-after", D, CONF_T_RESOURCE, NULL,
 	      "Resync this resource only after the named one finished its resync."),
-	NUM("al-extents", D, CONF_U_NONE, "1237", 67, 65534,
-	    "Size of the activity log's hot set, in 4 MiB extents."),
+	NUMF("al-extents", D, CONF_U_NONE, "1237", 67, 65534, CONF_OPT_CLAMP,
+	     "Size of the activity log's hot set, in 4 MiB extents. As in DRBD 8.4, a value "
+	     "outside the range is not an error: it is raised or lowered to the nearest end "
+	     "(and above 6433, the most the 32 KiB activity-log ring holds, to 6433), with a "
+	     "warning."),
 	BOOL("al-updates", D, "yes",
 	     "Write activity-log transactions; with no, a crashed Primary needs a full sync."),
 	NUM("c-plan-ahead", D, CONF_U_DECISEC, "20", 0, 300,

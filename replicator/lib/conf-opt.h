@@ -46,6 +46,9 @@ enum conf_unit {
 
 #define CONF_OPT_ASB          0x01 /* an after-sb policy: also discard-node-NAME */
 #define CONF_OPT_NOT_IN_COMMON 0x02
+/* CONF_T_NUM: out of range is a warning and the value is moved to the
+ * nearest end, as the DRBD 8.4 kernel does (drbdadm-84 does not check) */
+#define CONF_OPT_CLAMP        0x04
 
 /* conf_value.idx of an after-sb-0pri `discard-node-NAME` value. */
 #define CONF_ASB_DISCARD_NODE 100
@@ -81,7 +84,8 @@ extern const char *const conf_hash_names[];
 
 /*
  * Check and convert one value. On error returns -EINVAL or -ERANGE and
- * writes a reason (without keyword or position) into err.
+ * writes a reason (without keyword or position) into err. On -ERANGE of a
+ * CONF_T_NUM, out->num holds the number as written (in the default unit).
  */
 int conf_opt_parse(const struct conf_opt *o, const char *text, struct conf_value *out, char *err,
 		   size_t errlen);

@@ -104,8 +104,19 @@ static void parse_device(struct conf_parser *p, struct conf_vol *v, const struct
 		    "expected 'device /dev/drbdN;', 'device minor N;' or 'device PATH minor N;'");
 		return;
 	}
-	if (v->minor >= 0 || v->device)
-		CONF_WARN(p, &kw->loc, "device", "given twice; the last one counts");
+	if (v->minor >= 0 || v->device) {
+		/* v->loc is where the earlier device statement is */
+		char now[600];
+
+		if (path)
+			snprintf(now, sizeof(now), "%s", path);
+		else
+			snprintf(now, sizeof(now), "minor %d", minor);
+		CONF_WARN(p, &kw->loc, "device",
+			  "given twice in this section (first at %s:%d:%d); the last one, %s, is "
+			  "used; remove the earlier one",
+			  v->loc.file, v->loc.line, v->loc.col, now);
+	}
 	v->device = path;
 	v->minor = minor;
 	v->loc = kw->loc;
@@ -148,6 +159,11 @@ static void parse_meta_disk(struct conf_parser *p, struct conf_vol *v, const str
 		memcpy(buf + used, w[i].text, len + 1);
 		used += len;
 	}
+	if (v->md != CONF_MD_UNSET)
+		CONF_WARN(p, &kw->loc, kw->text,
+			  "given twice in this section; the last one, %s, is used; remove the "
+			  "earlier one",
+			  buf);
 	if (strcmp(buf, "internal") == 0) {
 		v->md = CONF_MD_INTERNAL;
 		v->md_dev = NULL;
@@ -192,6 +208,11 @@ void conf_parse_vol_disk_path(struct conf_parser *p, struct conf_vol *v, const s
 		CONF_ERR(p, &kw->loc, "disk", "expected 'disk PATH;' or 'disk { options }'");
 		return;
 	}
+	if (v->disk)
+		CONF_WARN(p, &kw->loc, "disk",
+			  "given twice in this section, first as %s; the last one, %s, is used; "
+			  "remove the earlier one",
+			  v->disk, w[0].text);
 	v->disk = w[0].text;
 }
 
@@ -406,7 +427,10 @@ static void parse_address(struct conf_parser *p, struct conf_host *h, const stru
 		return;
 	}
 	if (h->addr.af)
-		CONF_WARN(p, &kw->loc, "address", "given twice; the last one counts");
+		CONF_WARN(p, &kw->loc, "address",
+			  "given twice in this section (first at %s:%d:%d); the last one, %s, is "
+			  "used; remove the earlier one",
+			  h->addr.loc.file, h->addr.loc.line, h->addr.loc.col, w[n - 1].text);
 	parse_address_text(p, n == 2 ? w[0].text : NULL, w[n - 1].text, &w[n - 1].loc, &h->addr);
 }
 

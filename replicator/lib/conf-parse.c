@@ -128,23 +128,44 @@ static const char *sect_spelling(int lsect)
 	return conf_sect_name((enum conf_sect)lsect);
 }
 
+/* Take v out of l (it is in it). */
+static void list_remove(struct conf_optlist *l, const struct conf_val *v)
+{
+	struct conf_val **pp, *prev = NULL;
+
+	for (pp = &l->head; *pp; prev = *pp, pp = &(*pp)->next) {
+		if (*pp != v)
+			continue;
+		*pp = v->next;
+		if (l->tail == v)
+			l->tail = prev;
+		return;
+	}
+}
+
+/*
+ * Set an option. One set twice in the same section is not an error:
+ * drbdadm-84 accepts it and passes both to drbdsetup, where the last one
+ * counts; so here too, with a warning that names both places.
+ */
 static void add_value(struct conf_parser *p, struct conf_optlist *list, const struct conf_opt *o,
 		      const char *text, const struct diag_loc *loc, const struct diag_loc *vloc)
 {
 	const struct conf_val *old = conf_list_find(list, o->name);
 	struct conf_val *v;
 	char err[512];
+	int rc;
 
-	if (old) {
-		CONF_ERR(p, loc, o->name, "set twice in the same %s section (first set at %s:%d); "
-				     "remove one of them",
-		    conf_sect_name(o->sect), old->loc.file, old->loc.line);
-		return;
-	}
 	v = conf_parse_alloc(p, sizeof(*v));
 	if (!v)
 		return;
-	if (conf_opt_parse(o, text, &v->v, err, sizeof(err)) < 0) {
+	rc = conf_opt_parse(o, text, &v->v, err, sizeof(err));
+	if (rc == -ERANGE && o->type == CONF_T_NUM && (o->flags & CONF_OPT_CLAMP)) {
+		v->v.num = v->v.num < o->min ? o->min : o->max;
+		CONF_WARN(p, vloc, o->name,
+			  "%s; %llu is used, as DRBD 8.4 does; write a value in the range", err,
+			  (unsigned long long)v->v.num);
+	} else if (rc < 0) {
 		CONF_ERR(p, vloc, o->name, "%s", err);
 		return;
 	}
@@ -152,6 +173,18 @@ static void add_value(struct conf_parser *p, struct conf_optlist *list, const st
 	/* booleans are kept as yes/no: drbdadm reads no other spelling */
 	v->text = o->type == CONF_T_BOOL ? (v->v.yes ? "yes" : "no") : text;
 	v->loc = *loc;
+	if (old) {
+		char was[1100], now[1100];
+
+		conf_opt_format_value(old->text, was, sizeof(was));
+		conf_opt_format_value(v->text, now, sizeof(now));
+		CONF_WARN(p, loc, o->name,
+			  "set twice in the same %s section (%s at %s:%d:%d, %s at %s:%d:%d); the "
+			  "last value, %s, is used, as drbdadm does; remove the earlier one",
+			  conf_sect_name(o->sect), was, old->loc.file, old->loc.line, old->loc.col,
+			  now, loc->file, loc->line, loc->col, now);
+		list_remove(list, old);
+	}
 	conf_list_append(list, v);
 }
 
@@ -345,6 +378,24 @@ static bool first_use(struct conf_parser *p, struct diag_loc *seen, const struct
 	return true;
 }
 
+/* The 8.3 `protocol X;` statement of a resource or common section may be
+ * written once there, as in drbdadm-84 ("conflicting use of protocol
+ * statement"); it may meet a net { protocol } (the last one counts). */
+static bool first_protocol(struct conf_parser *p, struct diag_loc *seen, const struct conf_tok *kw,
+			   const char *where)
+{
+	if (seen->file) {
+		CONF_ERR(p, &kw->loc, kw->text,
+			 "the 'protocol' statement is given twice in %s (first at %s:%d); remove "
+			 "one, and write the other as net { protocol X; }",
+			 where, seen->file, seen->line);
+		conf_parse_skip(p);
+		return false;
+	}
+	*seen = kw->loc;
+	return true;
+}
+
 /* Slot of a section keyword in a `seen` array (SEEN_MAX slots). */
 #define SEEN_MAX 6
 static int seen_slot(const char *kw)
@@ -399,7 +450,7 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 	struct conf_tok name, t;
 	struct conf_res *r, *o;
 	struct conf_volset vs;
-	struct diag_loc seen[SEEN_MAX] = {{0}};
+	struct diag_loc seen[SEEN_MAX] = {{0}}, proto_seen = {0};
 	char where[300];
 	unsigned int errors;
 	int i;
@@ -488,7 +539,10 @@ static void parse_resource(struct conf_parser *p, const struct conf_tok *kw)
 				conf_parse_vol_stmt(p, v, &t);
 			else
 				conf_parse_skip(p);
-		} else if (!strcmp(t.text, "protocol") || !strcmp(t.text, "incon-degr-cmd")) {
+		} else if (!strcmp(t.text, "protocol")) {
+			if (first_protocol(p, &proto_seen, &t, where))
+				parse_option(p, CONF_LSECT_RESOURCE, lists, &t);
+		} else if (!strcmp(t.text, "incon-degr-cmd")) {
 			parse_option(p, CONF_LSECT_RESOURCE, lists, &t);
 		} else if (strcmp(t.text, "skip") == 0) {
 			conf_parse_skip(p);
@@ -579,7 +633,7 @@ static void parse_common(struct conf_parser *p, const struct conf_tok *kw)
 {
 	struct conf_optlist *lists[CONF_SECT_COUNT];
 	struct conf_tok t;
-	struct diag_loc seen[SEEN_MAX] = {{0}};
+	struct diag_loc seen[SEEN_MAX] = {{0}}, proto_seen = {0};
 	int i;
 
 	for (i = 0; i < CONF_SECT_COUNT; i++)
@@ -623,8 +677,10 @@ static void parse_common(struct conf_parser *p, const struct conf_tok *kw)
 			     "the syncer section is DRBD 8.3 syntax; its options are mapped to "
 			     "the disk, net and options sections (see each warning below)");
 			conf_parse_option_block(p, CONF_LSECT_SYNCER, lists, &t);
-		} else if (!strcmp(t.text, "protocol"))
-			parse_option(p, CONF_LSECT_RESOURCE, lists, &t);
+		} else if (!strcmp(t.text, "protocol")) {
+			if (first_protocol(p, &proto_seen, &t, "common"))
+				parse_option(p, CONF_LSECT_RESOURCE, lists, &t);
+		}
 		else if (!strcmp(t.text, "skip"))
 			conf_parse_skip(p);
 		else if (!strcmp(t.text, "on") || !strcmp(t.text, "floating") ||
@@ -832,13 +888,16 @@ int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *fro
 			 path, strerror(-rc));
 		return rc;
 	}
+	/* A file that includes itself is read once, as by drbdadm-84: the
+	 * cycle adds nothing, so it is a warning, not an error. */
 	for (i = 0; i < c->depth; i++) {
 		if (strcmp(c->stack[i], real) == 0) {
-			diag_add(c->diag, DIAG_ERR, from, "include",
-				 "include cycle: '%s' includes itself (through %u file%s); remove "
-				 "one of the includes",
+			diag_add(c->diag, DIAG_WARN, from, "include",
+				 "include cycle: '%s' includes itself (through %u file%s); it is "
+				 "read once and this include is skipped, as drbdadm does; remove "
+				 "the include",
 				 path, c->depth - i, c->depth - i == 1 ? "" : "s");
-			return -ELOOP;
+			return 0;
 		}
 	}
 	for (i = 0; i < c->n_seen; i++)

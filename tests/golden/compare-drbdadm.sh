@@ -52,6 +52,10 @@ export DRBD_DONT_WARN_ON_VERSION_MISMATCH
 #   them out of its dump (it inherits them into the host volumes only when
 #   it expands the configuration for other commands); tandem prints them in
 #   the host volumes. Cases using them are in EXCLUDE.
+# - An option written twice in one section: drbdadm-84 prints every one
+#   (and passes them all to drbdsetup, where the last one counts); tandem
+#   prints the last one only. In each { } block of drbdadm's dump, only the
+#   last `KEYWORD ...;` line of a keyword is kept.
 # - drbdadm-84 does not check most enum values (after-sb-*, fencing, ...),
 #   the ranges of some options (al-extents) and the cross-option rules (it
 #   leaves them to the kernel); it refuses pre-8.0 keywords (incon-degr-cmd,
@@ -141,6 +145,35 @@ addresses() {
 norm() {
 	sed -e '/^[[:space:]]*#/d' -e 's/[[:space:]]\{1,\}/ /g' -e 's/^ //' -e 's/ $//' \
 		-e '/^$/d' "$1"
+}
+
+# last_wins: in each { } block, of the `KEYWORD ...;` lines with the same
+# keyword only the last one (normalised input).
+last_wins() {
+	awk '
+		function add(s, k) { n[d]++; line[d, n[d]] = s; key[d, n[d]] = k }
+		/{$/ { d++; n[d] = 0; add($0, ""); next }
+		/^}$/ && d > 0 {
+			add($0, "")
+			m = 0
+			for (i = 1; i <= n[d]; i++) {
+				for (j = i + 1; j <= n[d]; j++)
+					if (key[d, i] != "" && key[d, j] == key[d, i])
+						break
+				if (j > n[d])
+					keep[++m] = line[d, i]
+			}
+			d--
+			for (i = 1; i <= m; i++)
+				if (d == 0)
+					print keep[i]
+				else
+					add(keep[i], "")
+			next
+		}
+		/;$/ && d > 0 { add($0, $1); next }
+		d == 0 { print; next }
+		{ add($0, "") }'
 }
 
 # drop_empty_global: remove a `global {` `}` pair with nothing in between.
@@ -237,7 +270,7 @@ for conf in $cases; do
 			grep -vx 'udev-always-use-vnr;' "$out/t.norm" | drop_empty_global >"$out/t.tmp"
 			mv "$out/t.tmp" "$out/t.norm"
 		fi
-		norm "$out/d.dump" | awk -v t="$out/t.norm" '
+		norm "$out/d.dump" | last_wins | awk -v t="$out/t.norm" '
 			BEGIN { while ((getline l <t) > 0) have[l] = 1 }
 			($0 == "cmd-timeout-medium 600;" || $0 == "cmd-timeout-long 0;") &&
 				!($0 in have) { next }

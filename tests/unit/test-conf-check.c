@@ -109,34 +109,35 @@ static const struct rule_case cases[] = {
 	 "common { net { after-sb-0pri discard-node-zeta; } }\n" RES(""),
 	 ERR, 1, 16, "zeta"},
 
-	/* timeout must stay below connect-int and ping-int */
+	/* timeout should stay below connect-int and ping-int (drbd.conf(5)); DRBD 8.4
+	 * does not enforce it, so it is a warning */
 	{"timeout equal to connect-int",
 	 RES("  net { timeout 100; connect-int 10; ping-int 20; }\n"),
-	 ERR, 2, 9, "below connect-int"},
+	 WARN, 2, 9, "below connect-int"},
 	{"timeout above connect-int",
 	 RES("  net { timeout 300; connect-int 10; ping-int 40; }\n"),
-	 ERR, 2, 9, "below connect-int"},
+	 WARN, 2, 9, "below connect-int"},
 	{"timeout just below connect-int",
 	 RES("  net { timeout 99; connect-int 10; ping-int 20; }\n"),
 	 CLEAN},
 	{"timeout equal to ping-int",
 	 RES("  net { timeout 50; ping-int 5; connect-int 20; }\n"),
-	 ERR, 2, 9, "below ping-int"},
+	 WARN, 2, 9, "below ping-int"},
 	{"timeout just below ping-int",
 	 RES("  net { timeout 49; ping-int 5; }\n"),
 	 CLEAN},
 	{"default timeout with connect-int 6",
 	 RES("  net { connect-int 6; }\n"),
-	 ERR, 1, 1, "below connect-int"},
+	 WARN, 1, 1, "below connect-int"},
 	{"default timeout with ping-int 6",
 	 RES("  net { ping-int 6; }\n"),
-	 ERR, 1, 1, "below ping-int"},
+	 WARN, 1, 1, "below ping-int"},
 	{"default timeout with connect-int 7",
 	 RES("  net { connect-int 7; }\n"),
 	 CLEAN},
 	{"timeout from common",
 	 "common { net { timeout 200; } }\n" RES("  net { ping-int 30; }\n"),
-	 ERR, 1, 16, "below connect-int"},
+	 WARN, 1, 16, "below connect-int"},
 
 	/* resync-after names another resource, without a cycle */
 	{"resync-after an unknown resource",
@@ -344,7 +345,8 @@ static void test_rule(void **state)
 	unit_done(&u);
 }
 
-/* Every rule runs: one resource breaking four rules gets four errors. */
+/* Every rule runs: one resource breaking four rules gets four errors (and
+ * the timeout warning). */
 static void test_all_rules_reported(void **state)
 {
 	struct unit_conf u;
@@ -356,7 +358,7 @@ static void test_all_rules_reported(void **state)
 		      "  startup { become-primary-on gamma; }\n" HOSTS "}\n");
 	assert_rejected(&u);
 	assert_error_at(u.d, 2, 21, "allow-two-primaries");
-	assert_error_at(u.d, 2, 42, "timeout");
+	assert_warning_at(u.d, 2, 42, "timeout");
 	assert_error_at(u.d, 3, 10, "fencing");
 	assert_error_at(u.d, 3, 40, "resync-after");
 	assert_error_at(u.d, 4, 13, "gamma");

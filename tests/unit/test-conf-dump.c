@@ -330,6 +330,51 @@ static void test_idempotent(void **state)
 
 /* ---------------------------------------------------------------- drbdadm parity */
 
+/* An option set twice in one section: the dump has the last value only
+ * (drbdadm-84's dump prints both, and drbdsetup then uses the last), in
+ * the place of the last one; dumping that again changes nothing. */
+static void test_option_set_twice(void **state)
+{
+	static const char want[] = "    net {\n"
+				   "        protocol           C;\n"
+				   "        max-buffers      8000;\n"
+				   "        sndbuf-size        0;\n"
+				   "    }\n"
+				   "    disk {\n"
+				   "        resync-rate      20M;\n"
+				   "    }\n";
+	struct unit_conf u1, u2;
+	char *d1, *d2, *net;
+	int rc;
+
+	(void)state;
+	load_named(&u1, "twice.conf",
+		   "resource r0 {\n"
+		   "  protocol C;\n"
+		   "  net {\n"
+		   "    sndbuf-size 512k;\n"
+		   "    max-buffers 8000;\n"
+		   "    sndbuf-size 0;\n"
+		   "  }\n"
+		   "  syncer { rate 10M; }\n"
+		   "  disk { resync-rate 20M; }\n" UNIT_HOSTS "}\n");
+	assert_warning_at(u1.d, 6, 5, "twice.conf:4:5");
+	d1 = dump(u1.c, NULL, 0, &rc);
+	assert_int_equal(rc, 0);
+	net = strstr(d1, "    net {\n");
+	assert_non_null(net);
+	if (strncmp(net, want, strlen(want)) != 0)
+		fail_msg("expected\n%s\nbut the dump has\n%s", want, net);
+	assert_null(strstr(d1, "512k"));
+	assert_null(strstr(d1, "10M"));
+	load_named(&u2, "twice.conf", d1);
+	assert_no_warnings(u2.d);
+	d2 = dump(u2.c, NULL, 0, &rc);
+	assert_string_equal(strip_comments(d2), strip_comments(d1));
+	unit_done(&u2);
+	unit_done(&u1);
+}
+
 /* drbdadm prints the global options in a fixed order (the option table's),
  * not in the order they were written. */
 static void test_global_in_drbdadm_order(void **state)
@@ -583,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_dump_is_84_syntax),
 		cmocka_unit_test(test_idempotent),
+		cmocka_unit_test(test_option_set_twice),
 		cmocka_unit_test(test_global_in_drbdadm_order),
 		cmocka_unit_test(test_meta_disk_width_in_volume),
 		cmocka_unit_test(test_json),

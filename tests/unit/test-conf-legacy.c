@@ -184,10 +184,17 @@ static void test_legacy_protocol(void **state)
 	assert_warning_at(u.d, 1, 10, "protocol");
 	unit_done(&u);
 
-	/* the old and the new position together set it twice */
+	/* the old and the new position together set it twice: as drbdadm-84,
+	 * the later one counts, with a warning */
 	unit_load(&u, UNIT_RES("  protocol A;\n  net { protocol C; }\n"));
-	assert_rejected(&u);
-	assert_error_at(u.d, 3, 9, "twice");
+	assert_loaded(&u);
+	assert_warning_at(u.d, 3, 9, "twice");
+	assert_string_equal(res_val(&u, "r0", CONF_SECT_NET, "protocol")->text, "C");
+	unit_done(&u);
+	unit_load(&u, UNIT_RES("  net { protocol C; }\n  protocol A;\n"));
+	assert_loaded(&u);
+	assert_warning_at(u.d, 3, 3, "twice");
+	assert_string_equal(res_val(&u, "r0", CONF_SECT_NET, "protocol")->text, "A");
 	unit_done(&u);
 }
 
