@@ -1,15 +1,24 @@
 #!/bin/sh
 # compare-drbdadm.sh: compare tandemadm with Debian drbd-utils' drbdadm-84
-# on the valid corpus (TAP).
+# on the golden corpus (TAP).
 #
-# For every corpus/valid/X.conf that drbdadm-84 accepts:
+# Every config of the corpus is read by both tools. They must agree on
+# whether it is a configuration at all:
+#   - corpus/invalid/X.conf (tandem refuses it): drbdadm-84 must refuse it
+#     too, unless X is in TANDEM_REJECTS below, the list of configs tandem
+#     refuses on purpose although drbdadm-84 accepts them, each with the
+#     safety reason;
+#   - corpus/valid/X.conf (tandem accepts it): drbdadm-84 must accept it
+#     too, unless X is in DRBDADM_REJECTS, the list of tandem extensions and
+#     pre-8.4 spellings that drbdadm-84 does not read, each with the reason.
+# A listed config on which the two tools agree fails as well: the entry is
+# stale, remove it.
+#
+# For every valid config that drbdadm-84 accepts, moreover:
 #   1. `tandemadm dump` and `drbdadm-84 dump` print the same configuration
 #      once the documented drbdadm noise is normalised away;
 #   2. sh-resources, and sh-dev, sh-ll-dev, sh-md-dev, sh-md-idx, sh-minor and
 #      sh-ip of every resource of the node, print the same.
-# A config drbdadm-84 refuses is reported as skipped (`# SKIP drbdadm-84
-# rejects it (its message)`), not failed: the corpus deliberately holds
-# pre-8.0 keywords and tandem extensions that drbdadm-84 does not read.
 #
 # drbdadm-84 takes the node name from uname(2) and checks that the node's
 # address is local, so both tools run in a private UTS and network namespace
@@ -57,16 +66,41 @@ export DRBD_DONT_WARN_ON_VERSION_MISMATCH
 #   prints the last one only. In each { } block of drbdadm's dump, only the
 #   last `KEYWORD ...;` line of a keyword is kept.
 # - drbdadm-84 does not check most enum values (after-sb-*, fencing, ...),
-#   the ranges of some options (al-extents) and the cross-option rules (it
-#   leaves them to the kernel); it refuses pre-8.0 keywords (incon-degr-cmd,
-#   on-disconnect, syncer group, on-io-error panic, disable-io-hints), the
-#   8.3 options 8.4 ignores (delay-probe-*, *-threshold), skip inside a
-#   resource, discard-my-data in a file, on/off/true/false. Such configs are
-#   skipped (drbdadm rejects them), and the invalid corpus is not compared.
+#   the ranges of some options and the cross-option rules (it leaves them
+#   to drbdsetup and the kernel); it refuses pre-8.0 keywords
+#   (incon-degr-cmd, on-disconnect, syncer group, on-io-error panic,
+#   disable-io-hints), the 8.3 options 8.4 ignores (delay-probe-*,
+#   *-threshold), skip inside a resource, discard-my-data in a file,
+#   on/off/true/false. Hence the two lists below.
 #
 # Cases whose dump is not compared (the sh-* test still runs): CASE REASON
 EXCLUDE='
 drbd84-volume-disk-options drbdadm-84 leaves resource-level volume disk options out of its dump
+'
+
+# Valid configs (tandem accepts them) that drbdadm-84 refuses: CASE REASON.
+DRBDADM_REJECTS='
+drbd80-mailing-list pre-8.0 keywords drbdadm-84 no longer reads (disable-io-hints, incon-degr-cmd, on-disconnect, syncer group, on-io-error panic); tandem warns and ignores or maps them
+drbd80-two-groups pre-8.0 keywords drbdadm-84 no longer reads (syncer group, on-disconnect, on-io-error panic); tandem warns and ignores or maps them
+drbd83-ignored-options 8.3 syncer options 8.4 ignores (delay-probe-*, *-threshold) are parse errors to drbdadm-84; tandem warns and ignores them
+skip-nested tandem extension: skip inside a resource, option, host or volume section (drbdadm-84 reads skip at top level only)
+tandem-bool-spellings tandem extension: on/off and true/false (drbdadm-84 reads yes and no only)
+tandem-warnings discard-my-data in the file and device, disk, address and meta-disk twice in a host section: warnings in tandem, errors in drbdadm-84
+'
+
+# Invalid configs (tandem refuses them) that drbdadm-84 accepts, refused on
+# purpose: CASE SAFETY-REASON. Any other disagreement is a bug: accept the
+# config in tandem (with a warning), or add it here with its reason.
+TANDEM_REJECTS='
+discard-node-unknown drbdadm-84 turns discard-node-NAME of no host into discard-remote on both nodes, and the 8.4 kernel then refuses the connection (incompatible after-sb-0pri settings)
+drbdsetup-refuses drbdadm-84 dump does not check these enum values, drbdsetup-84 refuses them (invalid argument): drbdadm up fails too
+host-count drbdadm-84 cannot connect a resource with no peer section or several (use the --peer option); tandem replicates between exactly two hosts and must not guess the peer
+kernel-refuses the 8.4 kernel refuses each at up (cpu-mask that does not parse, minor above 1048575, shared-secret over 64 bytes, hmac(crc32c), which would authenticate nothing)
+resync-after-unknown drbdadm-84 reports the unknown name itself (and drops the option); the 8.4 kernel refuses a resync-after loop (ERR_RESYNC_AFTER_CYCLE)
+stonith-protocol-a the 8.4 kernel refuses it (ERR_STONITH_AND_PROT_A): with protocol A, writes acknowledged before the peer was fenced can be lost
+syntax-missing-brace-eof drbdadm-84 takes a file cut short for a whole one; the missing end may hold host sections or options, so tandem refuses it
+two-primaries-protocol-b the 8.4 kernel refuses both (ERR_NOT_PROTO_C, ERR_CONG_NOT_PROTO_A): two primaries without protocol C can diverge silently
+unsupported features tandem does not have (stacked resources, SDP and SuperSockets, an md4 HMAC): running without them would replicate less, elsewhere or unauthenticated
 '
 
 skip_all() {
@@ -91,7 +125,7 @@ case $TANDEMADM in
 *) TANDEMADM=$(cd "$(dirname "$TANDEMADM")" 2>/dev/null && pwd)/$(basename "$TANDEMADM") ;;
 esac
 [ -x "$TANDEMADM" ] || bail "tandemadm not found at '$TANDEMADM' (set TANDEMADM)"
-corpus=$(cd "$srcdir/corpus/valid" 2>/dev/null && pwd) || bail "no corpus under srcdir '$srcdir'"
+corpus=$(cd "$srcdir/corpus" 2>/dev/null && pwd) || bail "no corpus under srcdir '$srcdir'"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/compare-drbdadm.XXXXXX") || bail "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
@@ -132,13 +166,13 @@ skip() {
 }
 
 # The addresses to put on lo: those of the address statements of the case
-# and of its included files, and those of `# local-addr:` header lines.
+# DIR/X and of its included files, and those of `# local-addr:` header lines.
 addresses() {
 	{
-		cat "$corpus/$1.conf"
-		[ -d "$corpus/$1.d" ] && find "$corpus/$1.d" -type f -exec cat {} +
+		cat "$1/$2.conf"
+		[ -d "$1/$2.d" ] && find "$1/$2.d" -type f -exec cat {} +
 	} | sed -n 's/^.*address[[:space:]]\{1,\}\(ipv[46][[:space:]]\{1,\}\)\{0,1\}\[\{0,1\}\([0-9a-fA-F:.]\{1,\}\)\]\{0,1\}:[0-9]\{1,\}[[:space:]]*;.*$/\2/p'
-	sed -n 's/^# local-addr:[[:space:]]*//p' "$corpus/$1.conf" | tr ' ' '\n'
+	sed -n 's/^# local-addr:[[:space:]]*//p' "$1/$2.conf" | tr ' ' '\n'
 }
 
 # norm FILE: the documented noise removed (see above).
@@ -184,11 +218,12 @@ drop_empty_global() {
 		{ print }'
 }
 
-# Runs in the namespace: $1 node, $2 conf, $3 output dir, $4.. addresses.
+# Runs in the namespace: $1 node, $2 conf, $3 output dir, $4 "sh" to run
+# the sh-* commands too (or "-"), $5.. addresses.
 # shellcheck disable=SC2016
 inside='
-	node=$1 conf=$2 out=$3
-	shift 3
+	node=$1 conf=$2 out=$3 sh=$4
+	shift 4
 	ip link set lo up || exit 97
 	for a in "$@"; do
 		case $a in
@@ -201,6 +236,7 @@ inside='
 	echo $? >"$out/d.rc"
 	"$TANDEMADM" -c "$conf" --node "$node" dump >"$out/t.dump" 2>"$out/t.err"
 	echo $? >"$out/t.rc"
+	[ "$sh" = sh ] || exit 0
 	# sh-* transcripts: stdout and exit code of each command
 	for tool in d t; do
 		if [ $tool = d ]; then
@@ -225,31 +261,61 @@ inside='
 	exit 0
 '
 
-cases=$(cd "$corpus" && for f in ./*.conf; do echo "${f#./}"; done | sort)
-echo "1..$(($(echo "$cases" | wc -w) * 2))"
+cases_valid=$(cd "$corpus/valid" && for f in ./*.conf; do echo "${f#./}"; done | sort)
+cases_invalid=$(cd "$corpus/invalid" && for f in ./*.conf; do echo "${f#./}"; done | sort)
+echo "1..$(($(echo "$cases_valid" | wc -w) * 3 + $(echo "$cases_invalid" | wc -w)))"
 
-for conf in $cases; do
-	x=${conf%.conf}
-	c=valid/$x
-	node=$(sed -n '1s/^# node: *\([^ ]*\).*$/\1/p' "$corpus/$conf")
-	[ -n "$node" ] || bail "$c: first line is not '# node: NAME'"
-	out=$tmp/$x
+# run KIND X MODE: both tools on corpus/KIND/X.conf in a namespace; the
+# results are in $tmp/KIND-X (d.* drbdadm-84, t.* tandemadm).
+run() {
+	node=$(sed -n '1s/^# node: *\([^ ]*\).*$/\1/p' "$corpus/$1/$2.conf")
+	[ -n "$node" ] || bail "$1/$2: first line is not '# node: NAME'"
+	out=$tmp/$1-$2
 	mkdir "$out" || bail "mkdir failed"
 	# shellcheck disable=SC2046
-	(cd "$corpus" && DRBDADM84=$DRBDADM84 TANDEMADM=$TANDEMADM \
-		unshare -u -n sh -c "$inside" inside "$node" "$conf" "$out" \
-		$(addresses "$x" | sort -u)) >"$out/ns.log" 2>&1
+	(cd "$corpus/$1" && DRBDADM84=$DRBDADM84 TANDEMADM=$TANDEMADM \
+		unshare -u -n sh -c "$inside" inside "$node" "$2.conf" "$out" "$3" \
+		$(addresses "$corpus/$1" "$2" | sort -u)) >"$out/ns.log" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ] || [ ! -f "$out/d.rc" ]; then
 		sed 's/^/# /' "$out/ns.log"
-		bail "$c: could not set up the namespace (exit code $rc)"
+		bail "$1/$2: could not set up the namespace (exit code $rc)"
 	fi
+}
 
-	if [ "$(cat "$out/d.rc")" != 0 ]; then
-		why=$(sed -e 's/^[^ ]*\.conf:[0-9]*: //' -e 's/^[[:space:]]*//' "$out/d.err" |
-			grep -v '^$' | head -n 2 | tr '\n' ' ' | sed 's/ *$//')
-		skip "$c: same dump as drbdadm-84" "drbdadm-84 rejects it ($why)"
-		skip "$c: same sh-* output as drbdadm-84" "drbdadm-84 rejects it ($why)"
+# why FILE: the first lines of drbdadm's messages, on one line.
+why() {
+	sed -e 's/^[^ ]*\.conf:[0-9]*: //' -e 's/^[[:space:]]*//' "$1" |
+		grep -v '^$' | head -n 2 | tr '\n' ' ' | sed 's/ *$//'
+}
+
+for conf in $cases_valid; do
+	x=${conf%.conf}
+	c=valid/$x
+	run valid "$x" sh
+	d_rc=$(cat "$out/d.rc")
+
+	# 0. drbdadm-84 accepts it too, or is listed as refusing it
+	: >"$out/diag"
+	listed=$(lookup "$DRBDADM_REJECTS" "$x")
+	if [ "$d_rc" = 0 ] && [ -z "$listed" ]; then
+		result ok "$c: drbdadm-84 accepts it too"
+	elif [ "$d_rc" = 0 ]; then
+		echo "drbdadm-84 accepts it, but DRBDADM_REJECTS lists it; remove the entry" >"$out/diag"
+		result "not ok" "$c: drbdadm-84 accepts it too" "$out/diag"
+	elif [ -n "$listed" ]; then
+		result ok "$c: drbdadm-84 refuses it, as listed: $listed"
+	else
+		{
+			echo "drbdadm-84 refuses a config tandem accepts (exit code $d_rc):"
+			cat "$out/d.err"
+			echo "fix tandem, or add '$x REASON' to DRBDADM_REJECTS"
+		} >"$out/diag"
+		result "not ok" "$c: drbdadm-84 accepts it too" "$out/diag"
+	fi
+	if [ "$d_rc" != 0 ]; then
+		skip "$c: same dump as drbdadm-84" "drbdadm-84 rejects it ($(why "$out/d.err"))"
+		skip "$c: same sh-* output as drbdadm-84" "drbdadm-84 rejects it ($(why "$out/d.err"))"
 		continue
 	fi
 
@@ -293,6 +359,36 @@ for conf in $cases; do
 			diff -u "$out/d.sh" "$out/t.sh" | sed '1,2d'
 		} >"$out/diag"
 		result "not ok" "$c: same sh-* output as drbdadm-84" "$out/diag"
+	fi
+done
+
+for conf in $cases_invalid; do
+	x=${conf%.conf}
+	c=invalid/$x
+	run invalid "$x" -
+	d_rc=$(cat "$out/d.rc")
+	: >"$out/diag"
+	listed=$(lookup "$TANDEM_REJECTS" "$x")
+	if [ "$(cat "$out/t.rc")" = 0 ]; then
+		echo "tandemadm accepts it; run-golden.sh says more" >"$out/diag"
+		result "not ok" "$c: drbdadm-84 refuses it too" "$out/diag"
+	elif [ "$d_rc" != 0 ] && [ -z "$listed" ]; then
+		result ok "$c: drbdadm-84 refuses it too"
+	elif [ "$d_rc" != 0 ]; then
+		{
+			echo "drbdadm-84 refuses it, but TANDEM_REJECTS lists it; remove the entry:"
+			cat "$out/d.err"
+		} >"$out/diag"
+		result "not ok" "$c: drbdadm-84 refuses it too" "$out/diag"
+	elif [ -n "$listed" ]; then
+		result ok "$c: drbdadm-84 accepts it; refused on purpose: $listed"
+	else
+		{
+			echo "tandem refuses a config drbdadm-84 accepts:"
+			cat "$out/t.err"
+			echo "accept it in tandem (with a warning), or add '$x SAFETY-REASON' to TANDEM_REJECTS"
+		} >"$out/diag"
+		result "not ok" "$c: drbdadm-84 refuses it too" "$out/diag"
 	fi
 done
 
