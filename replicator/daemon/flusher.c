@@ -11,15 +11,37 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "peer-int.h"
 
-/* Flush the disks and ack a batch of barriers, in order (no lock held). */
+/*
+ * Flush the disks and ack a batch of barriers, in order (no lock held).
+ * An ack says the epoch is on stable storage: after a failed flush none
+ * is sent. The volume takes its on-io-error path (volume_flush), and the
+ * connection is dropped, so that the Primary keeps every write of the
+ * unacknowledged epochs out of sync and resyncs them later, as after a
+ * lost link, instead of waiting for acks that cannot come.
+ */
 static void flush_batch(struct peer *p, const struct wire_barrier *batch, unsigned int n)
 {
 	unsigned int i;
+	int rc;
 
-	for (i = 0; i < p->r->n_vols; i++)
-		volume_flush(&p->r->vols[i]);
+	for (i = 0; i < p->r->n_vols; i++) {
+		if (!volume_attached(&p->r->vols[i]))
+			continue; /* diskless: its writes were refused, nothing to flush */
+		rc = volume_flush(&p->r->vols[i]);
+		if (rc < 0) {
+			log_res(LOG_ERR, p->r->name,
+				"volume %u: flushing the backing device failed (%s): barriers "
+				"%u..%u not acknowledged; dropping the connection so that the "
+				"Primary keeps their writes out of sync",
+				p->r->vols[i].vnr, strerror(-rc), n ? batch[0].barrier : 0,
+				n ? batch[n - 1].barrier : 0);
+			peer_fail(p, rc);
+			return;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct wire_pkt a;
 

@@ -159,13 +159,19 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 		  void (*done)(void *arg, int res), void *arg);
 int volume_flush(struct volume *v);
 int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
-int volume_sync_sb(struct volume *v); /* write the superblock (lock held by caller) */
+/* Write the superblock (lock held by caller). A failure takes the
+ * on-io-error path (a metadata error: the disk is detached), so that the
+ * flags and UUIDs in memory never silently differ from the disk's. */
+int volume_sync_sb(struct volume *v);
 /* A local I/O error: apply on-io-error (lock not held; any thread). */
 void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
+/* The same, with the volume's lock held. */
+void volume_io_error_locked(struct volume *v, enum volume_err kind, const char *what, int rc);
 /* Replication (repl.c, sync.c, resync.c). */
 void volume_freeze(struct volume *v, bool on);
 void volume_mark_oos(struct volume *v, uint64_t off, uint64_t len);
 void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len);
+/* The whole bitmap to disk (lock held); a failure takes on-io-error. */
 int volume_writeback_bitmap_locked(struct volume *v);
 int volume_peer_write(struct volume *v, uint64_t off, uint32_t len, const void *buf, bool fua);
 int volume_peer_trim(struct volume *v, uint64_t off, uint32_t len, bool zero);
@@ -225,6 +231,8 @@ bool volume_stalled(struct volume *v, int64_t ms);
 /* Requests are still inside the volume (a detach would wait). */
 bool volume_busy(struct volume *v);
 bool volume_diskless(struct volume *v);
+/* It has a disk, failing or not (a detach after an error is pending). */
+bool volume_attached(struct volume *v);
 void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len);
 int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len);
 int peer_send_state(struct peer *p, unsigned int vi);

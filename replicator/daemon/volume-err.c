@@ -30,14 +30,16 @@ static void passed_cb(void *arg)
  * detaches the disk (after running local-io-error). Metadata errors always
  * detach. Any thread; the volume lock must not be held.
  */
-void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc)
+static void io_error(struct volume *v, enum volume_err kind, const char *what, int rc,
+		     bool locked)
 {
 	const char *policy = conf_res_text(v->res->d->conf, v->res->cr, CONF_SECT_DISK,
 					   "on-io-error");
 	bool pass_on = kind == VOLUME_ERR_DATA && policy && !strcmp(policy, "pass_on");
 	bool first;
 
-	pthread_mutex_lock(&v->lock);
+	if (!locked)
+		pthread_mutex_lock(&v->lock);
 	if (pass_on) {
 		first = !v->io_error_seen;
 		v->io_error_seen = true;
@@ -46,7 +48,8 @@ void volume_io_error(struct volume *v, enum volume_err kind, const char *what, i
 		v->failing = true;
 		pthread_cond_broadcast(&v->cond);
 	}
-	pthread_mutex_unlock(&v->lock);
+	if (!locked)
+		pthread_mutex_unlock(&v->lock);
 	if (!first)
 		return;
 	log_res(LOG_ERR, v->res->name,
@@ -58,6 +61,16 @@ void volume_io_error(struct volume *v, enum volume_err kind, const char *what, i
 	if (defer_call(v->res->d->defer, pass_on ? passed_cb : failed_cb, v) < 0)
 		log_res(LOG_ERR, v->res->name, "volume %u: out of memory reporting an I/O error",
 			v->vnr);
+}
+
+void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc)
+{
+	io_error(v, kind, what, rc, false);
+}
+
+void volume_io_error_locked(struct volume *v, enum volume_err kind, const char *what, int rc)
+{
+	io_error(v, kind, what, rc, true);
 }
 
 /* Fault injection for tests: the data area fails with EIO. */

@@ -60,7 +60,11 @@ static const struct al_ops al_ops = {
 
 int volume_sync_sb(struct volume *v)
 {
-	return md_write_sb(v->md, &v->sb);
+	int rc = md_write_sb(v->md, &v->sb);
+
+	if (rc < 0)
+		volume_io_error_locked(v, VOLUME_ERR_MD, "writing the superblock to", rc);
+	return rc;
 }
 
 static enum state_disk disk_from_flags(const struct volume *v)
@@ -224,7 +228,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 	v->sb.flags &= ~(MDF_PRIMARY_IND | MDF_AL_CLEAN);
 	v->sb.uuid[MD_UI_CURRENT] &= ~1ULL;
 	v->sb.magic = MD_MAGIC_INUSE;
-	rc = volume_sync_sb(v);
+	rc = md_write_sb(v->md, &v->sb); /* a failure fails the attach */
 	if (rc < 0) {
 		ERRF(e, 20, "volume %u: cannot write the superblock: %s", v->vnr, strerror(-rc));
 		volume_release(v);
@@ -267,7 +271,7 @@ int volume_detach(struct volume *v, struct reply_err *e)
 	if (rc >= 0) {
 		v->sb.flags |= MDF_AL_CLEAN;
 		v->sb.magic = MD_MAGIC_CLEAN;
-		rc = volume_sync_sb(v);
+		rc = md_write_sb(v->md, &v->sb); /* a failure fails the detach */
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (rc < 0) {
@@ -766,6 +770,8 @@ int volume_writeback_bitmap_locked(struct volume *v)
 {
 	int64_t rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
 
+	if (rc < 0)
+		volume_io_error_locked(v, VOLUME_ERR_MD, "writing the bitmap to", (int)rc);
 	return rc < 0 ? (int)rc : 0;
 }
 
@@ -908,6 +914,16 @@ int volume_rs_write(struct volume *v, uint64_t off, uint32_t len, const void *bu
 }
 
 /* No local disk to read or write (detached, or failing). */
+bool volume_attached(struct volume *v)
+{
+	bool a;
+
+	pthread_mutex_lock(&v->lock);
+	a = v->md != NULL;
+	pthread_mutex_unlock(&v->lock);
+	return a;
+}
+
 bool volume_diskless(struct volume *v)
 {
 	bool d;
