@@ -157,11 +157,14 @@ sys.exit(1 if bad else 0)
 
 # --- Bring-up shared by test-move, test-standby, test-linkcut and
 # scripts/demo-cluster.sh ------------------------------------------------------
-# tandem_cluster_up [DISK [CONF]]: a 2-node cluster with TANDEM_DESTDIR's
-# tandemd, tandemadm, handlers and OCF agent injected; the resource
-# CLIENT_RES on a 32 MiB file per node (protocol C; DISK: more options for
-# its disk section, CONF: more lines for the resource section, where @sbin@
-# stands for the directory of the programs, such as /usr/local/sbin); both blank disks declared in sync (new-current-uuid
+# tandem_cluster_up [DISK [CONF [NET]]]: a 2-node cluster with
+# TANDEM_DESTDIR's tandemd, tandemadm, handlers and OCF agent injected; the
+# resource CLIENT_RES on a 32 MiB file per node (protocol C; DISK: more
+# options for its disk section, CONF: more lines for the resource section,
+# where @sbin@ stands for the directory of the programs, such as
+# /usr/local/sbin; NET: its net options but the protocol, by default
+# "connect-int 1; ping-int 1; ping-timeout 5; timeout 5;", fast for the
+# tests); both blank disks declared in sync (new-current-uuid
 # --clear-bitmap, DRBD's "skip initial sync"); then promotable.xml loaded
 # with Dummy stand-ins for the filesystem and the address, fence_tcluster
 # for its IPMI devices (pcmk_reboot_action=off) and the agent starting
@@ -172,6 +175,7 @@ sys.exit(1 if bad else 0)
 tandem_cluster_up() {
 	tu_disk=${1:-}
 	tu_conf=${2:-}
+	tu_netopt=${3:-connect-int 1; ping-int 1; ping-timeout 5; timeout 5;}
 	tu_dest=${TANDEM_DESTDIR:?}
 	tu_agent=usr/lib/ocf/resource.d/tandem/tandem
 	[ -x "$tu_dest/$tu_agent" ] || {
@@ -207,7 +211,7 @@ EOT
 	done
 	{
 		echo "resource $CLIENT_RES {"
-		echo "	net { protocol C; connect-int 1; ping-int 1; ping-timeout 5; timeout 5; }"
+		echo "	net { protocol C; $tu_netopt }"
 		echo "	disk { resync-rate 200M; c-plan-ahead 0; $tu_disk }"
 		[ -z "$tu_conf" ] || echo "$tu_conf" | sed "s|@sbin@|/$sbin|g"
 		for tu_i in 1 2; do
@@ -309,3 +313,154 @@ on() {
 }
 # tlog NODE: NODE's tandemd log (tandem_cluster_up's wrapper writes it)
 tlog() { cat "$TC_DIR/nodes/$1/log/tandemd.log" 2>/dev/null; }
+
+# --- Waiting on the client and timing the export ------------------------------
+# client_wait_acked N [SECONDS]: until the ledger holds at least N
+# acknowledged writes (a background client_write is under way), at most
+# SECONDS (default 30)
+client_wait_acked() {
+	# shellcheck disable=SC2016 # expanded by that sh
+	retry "${2:-30}" sh -c '[ "$(grep -c "^[0-9]* [0-9]* [0-9a-f]*$" \
+		"$1" 2>/dev/null)" -ge "$2" ]' - "$CLIENT_LEDGER" "$1"
+}
+
+# client_probe_start NODE FILE [SECONDS]: a probe in NODE, in the
+# background, that tries every 20 ms to connect to the export and read
+# 4 KiB, and writes to FILE "ready" once it runs and "served MS" (the epoch
+# time in ms of its first successful read) then; it gives up after SECONDS
+# (default 60).  The probe's Python starts before what it times: its own
+# cost is one connection and one read, a few ms, not nbdsh's 0.5 s.
+client_probe_start() {
+	: >"$2"
+	client_nbdsh "$1" -c "
+import sys, time
+print('ready', flush=True)
+end = time.time() + ${3:-60}
+while time.time() < end:
+    g = nbd.NBD()
+    try:
+        g.connect_uri('$(client_uri)')
+        g.pread(4096, 0)
+        print('served %d' % int(time.time() * 1000), flush=True)
+        sys.exit(0)
+    except nbd.Error:
+        pass
+    finally:
+        del g
+    time.sleep(0.02)
+print('gave up', flush=True)
+sys.exit(1)
+" >>"$2" 2>&1 &
+	client_probe_pid=$!
+	retry 20 grep -q '^ready' "$2"
+}
+
+# client_probe_wait FILE: waits for the probe started last; sets
+# probe_served to the time of its first successful read (epoch ms), or
+# fails (not in a subshell: the probe is this shell's child)
+client_probe_wait() {
+	wait "$client_probe_pid"
+	probe_served=$(sed -n 's/^served \([0-9]*\)$/\1/p' "$1")
+	[ -n "$probe_served" ]
+}
+
+# --- Times from the logs ----------------------------------------------------------
+# Every log here is written in the same clock (one machine, UTC), with
+# milliseconds: tandemd's "Dec 03 18:47:22.662 tandemd: ...", fence.log's
+# "2026-12-03 18:47:22.662 n2[123] off n1: off", Pacemaker's
+# "Dec 03 18:47:22.662 n2 pacemaker-... ".
+# log_ms LINE: the epoch time in ms of a log line
+log_ms() {
+	case $1 in
+	[0-9][0-9][0-9][0-9]-*) date -d "$(echo "$1" | cut -c1-23)" +%s%3N ;;
+	*) date -d "$(echo "$1" | cut -c1-19)" +%s%3N ;;
+	esac
+}
+# first_ms ERE FILE...: the time of the first line matching ERE, or fails
+first_ms() {
+	fm_re=$1
+	shift
+	fm_l=$(grep -hE -- "$fm_re" "$@" 2>/dev/null | head -n 1)
+	[ -n "$fm_l" ] && log_ms "$fm_l"
+}
+# fenced_ms VICTIM: when fence_tcluster finished powering VICTIM off (its
+# last "off" in fence.log): Pacemaker's fencing of it is complete then
+fenced_ms() {
+	fd_l=$(grep -E " (off|reboot) $1: (reboot: )?off$" \
+		"$TC_DIR/shared/fence.log" 2>/dev/null | tail -n 1)
+	[ -n "$fd_l" ] && log_ms "$fd_l"
+}
+# primary_ms NODE: when NODE's tandemd last became Primary
+primary_ms() {
+	pm_l=$(tlog "$1" | grep 'role( Secondary -> Primary )' | tail -n 1)
+	[ -n "$pm_l" ] && log_ms "$pm_l"
+}
+
+# --- The agent's and Pacemaker's view -----------------------------------------
+# agent_log NODE: the agent's lines (tandem(RSC)[PID]: LEVEL: ...) that
+# Pacemaker logged on NODE, without Pacemaker's prefix
+agent_log() {
+	grep -h 'tandem(' "$TC_DIR/nodes/$1/log/cluster/pacemaker.log" \
+		2>/dev/null
+}
+# failures NODE: the failed operations and non-zero fail counts in NODE's
+# view (crm_mon --output-as=xml: its <failures> section, the fail-count of
+# every resource's history, a resource marked failed); nothing when there
+# are none
+failures() {
+	"$TCLUSTER" exec "$1" crm_mon -1 -r --include=failcounts \
+		--output-as=xml 2>/dev/null |
+		grep -E '<failure |fail-count="[1-9]| failed="true"'
+}
+# no_failures NODE: none (and says what there is otherwise)
+no_failures() {
+	nf=$(failures "$1")
+	[ -z "$nf" ] && return 0
+	echo "$nf" | sed 's/^ */# failure: /'
+	return 1
+}
+
+# --- The recommended fencing ---------------------------------------------------------
+# The configuration of doc/fence-handlers.md, as tandem_cluster_up's DISK
+# and CONF arguments: `fencing resource-only`, fence-peer, unfence-peer and
+# after-resync-target.  The tests' *-fencing.sh variants set
+# TANDEM_FENCING=1 and run their test with it.
+# shellcheck disable=SC2034 # for the tests that source this file
+FENCE_DISK="fencing resource-only;"
+# shellcheck disable=SC2034
+FENCE_HANDLERS='	handlers {
+		fence-peer "@sbin@/tandem-fence-peer";
+		unfence-peer "@sbin@/tandem-unfence-peer";
+		after-resync-target "@sbin@/tandem-unfence-peer";
+	}'
+# fence_constraint: the tandem-fence-RES constraint's allowed node, if any
+fence_constraint() {
+	"$TCLUSTER" exec "${1:-n1}" cibadmin --query --scope constraints \
+		2>/dev/null | tr -d '\n' |
+		grep -o "<rsc_location id=\"tandem-fence-$CLIENT_RES\".*</rsc_location>" |
+		sed -n 's/.*attribute="#uname" operation="ne" value="\([^"]*\)".*/\1/p'
+}
+
+# --- Moves ----------------------------------------------------------------------------
+# timed_move NODE CMD...: runs CMD, a move of the Promoted role to NODE
+# (under `timeout 90` in the node, if CMD is a command for a node), in the
+# background, with a probe in NODE (client_probe_start); sets t_serve
+# (when NODE's export first served a read) and t_cmd (when CMD returned),
+# in ms since CMD was started; prints CMD's output; returns CMD's status
+# shellcheck disable=SC2034 # t_cmd and t_serve are for the caller
+timed_move() {
+	tm_to=$1
+	shift
+	client_probe_start "$tm_to" "$tmp/move.probe" 95 || return 1
+	tm_t0=$(date +%s%N)
+	"$@" >"$tmp/move.out" 2>&1 &
+	tm_pid=$!
+	wait "$tm_pid"
+	tm_rc=$?
+	t_cmd=$((($(date +%s%N) - tm_t0) / 1000000))
+	t_serve=""
+	client_probe_wait "$tmp/move.probe" &&
+		t_serve=$((probe_served - tm_t0 / 1000000))
+	cat "$tmp/move.out"
+	return "$tm_rc"
+}

@@ -6,8 +6,9 @@
 # a machine that cannot run clusters never passes silently.
 #
 # Environment: TANDEM_DESTDIR (make install DESTDIR tree, for test-bringup),
-# TCLUSTER_LOGS (keep every test's node logs there), TCLUSTER_TESTS (a
-# space-separated subset of test names to run).
+# TCLUSTER_LOGS (keep every test's node logs and its output there, in
+# TCLUSTER_LOGS/TEST/), TCLUSTER_TESTS (a space-separated subset of test
+# names to run).
 here=$(cd "$(dirname "$0")" && pwd)
 tests=${TCLUSTER_TESTS:-$(cd "$here" && ls test-*.sh)}
 failed=0
@@ -22,6 +23,10 @@ for t in $tests; do
 	sh "$here/$t" >"$out" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))
+	# the test's whole output, with its timings, next to its logs
+	if [ -n "${TCLUSTER_LOGS:-}" ] && mkdir -p "$TCLUSTER_LOGS/$t"; then
+		cp "$out" "$TCLUSTER_LOGS/$t/output"
+	fi
 	case $rc in
 	0)
 		echo "PASS: $t (${dt} s, $(tail -n 1 "$out"))" ;;
