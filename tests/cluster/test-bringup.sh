@@ -6,7 +6,9 @@
 # IPaddr2 replaced by ocf:pacemaker:Dummy stand-ins and its IPMI fencing
 # by fence_tcluster.  Pacemaker, through the OCF agent ocf:tandem:tandem,
 # must then promote exactly one instance, demote none, and start the
-# stand-ins on the promoted node.
+# stand-ins on the promoted node.  Then a change of the reloadable
+# parameter promotion_scores: Pacemaker runs the agent's reload-agent, and
+# neither restarts nor demotes the resource; the scores take the new value.
 #
 # TANDEM_DESTDIR is a `make install DESTDIR=...` tree of this build
 # (make check-cluster makes it); without it the test is skipped.
@@ -143,6 +145,69 @@ check "the filesystem stand-in on $p" \
 check "the address stand-in on $p" \
 	sh -c "\"$TCLUSTER\" wait -t 10 role mysql-ip $p Started >/dev/null"
 check "no failed actions" sh -c "\"$TCLUSTER\" wait -t 1 nomatch 'Failed (Resource )?Actions' >/dev/null"
+
+# --- reload-agent (issue 16) ----------------------------------------------------
+# promotion_scores is one of the agent's reloadable parameters: a change
+# makes Pacemaker run reload-agent on each instance, and no stop, start or
+# demote: the same tandemd, Primary throughout; the promotion scores take
+# the new value (the fourth: UpToDate and the peer's disk known).
+# Pacemaker (2.1.5, and its main branch as of 2026) records a successful
+# reload-agent as a start (pcmk__create_history_xml()), so its scheduler
+# then takes the promoted instance for Unpromoted and promotes it again:
+# the agent finds it "already Primary", and Pacemaker restarts what is
+# ordered after the promotion (here the stand-ins for the filesystem and
+# the address).  That promote is allowed; what it restarts is printed.
+plog() { echo "$TC_DIR/nodes/$1/log/cluster/pacemaker.log"; }
+# ops_since NODE LINE [RSC]: the operations on RSC (mysql-data) that
+# NODE's executor ran after line LINE of its pacemaker.log
+ops_since() {
+	tail -n +$(($2 + 1)) "$(plog "$1")" |
+		sed -n "s/.*executing - rsc:${3:-mysql-data} action:\([a-z-]*\) .*/\1/p" |
+		sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'
+}
+tpid() { on "$1" cat /run/tandem/tandemd.pid 2>/dev/null; }
+l1=$(wc -l <"$(plog n1)") l2=$(wc -l <"$(plog n2)")
+if [ "$p" = n1 ]; then lp=$l1 lu=$l2; else lp=$l2 lu=$l1; fi
+pid1=$(tpid n1) pid2=$(tpid n2)
+check "crm_resource --set-parameter promotion_scores '0 10 1000 20000'" \
+	tc exec n1 crm_resource --resource mysql-data --set-parameter \
+	promotion_scores --parameter-value '0 10 1000 20000'
+score_is() { [ "$(score "$1")" = "$2" ]; }
+check "$p's promotion score becomes 20000" retry 30 score_is "$p" 20000
+check "$u's promotion score becomes 20000" retry 30 score_is "$u" 20000
+check "the cluster settles" sh -c "\"$TCLUSTER\" wait -t 60 settled >/dev/null"
+ops1=$(ops_since n1 "$l1") ops2=$(ops_since n2 "$l2")
+echo "# after the change: n1 ran ${ops1:-nothing}; n2 ran ${ops2:-nothing}"
+echo "# and on the stand-ins on $p: mysql-fs" \
+	"$(ops_since "$p" "$lp" mysql-fs), mysql-ip $(ops_since "$p" "$lp" mysql-ip)"
+ran_reload() { echo "$1" | grep -q 'reload-agent x1'; }
+no_restart() { ! echo "$1" | grep -Eq '(^|, )(start|stop|demote) '; }
+for n in n1 n2; do
+	eval "o=\$ops${n#n}"
+	check "$n: Pacemaker ran reload-agent" ran_reload "$o"
+	check "$n: no stop, start or demote" no_restart "$o"
+done
+# a promote after the reload, if any, found tandem Primary already
+promote_noop() {
+	n_prom=$(tail -n +$(($2 + 1)) "$(plog "$1")" |
+		grep -c 'executing - rsc:mysql-data action:promote ')
+	n_noop=$(tail -n +$(($2 + 1)) "$(plog "$1")" |
+		grep -c 'tandem(mysql-data).*mysql is already Primary')
+	[ "$n_prom" -eq "$n_noop" ]
+}
+check "$p: any promote after the reload was a no-op (already Primary)" \
+	promote_noop "$p" "$lp"
+check "$u: no promote" promote_noop "$u" "$lu"
+check "the same tandemd on n1 and n2" [ "$(tpid n1)/$(tpid n2)" = "$pid1/$pid2" ]
+check "$p is still the only Promoted" [ "$(tc promoted mysql-data-clone)" = "$p" ]
+check "$p is still Primary" [ "$(on "$p" tandemadm role mysql)" = Primary/Secondary ]
+agent_reloaded() {
+	grep -q 'tandem(mysql-data).*parameters reloaded (promotion_scores 0 10 1000 20000)' \
+		"$(plog "$1")"
+}
+check "$p: the agent logged the new scores" agent_reloaded "$p"
+check "$u: the agent logged the new scores" agent_reloaded "$u"
+check "no failed actions after the reload" sh -c "\"$TCLUSTER\" wait -t 1 nomatch 'Failed (Resource )?Actions' >/dev/null"
 if [ "$nfail" -gt 0 ]; then
 	tc exec n1 crm_mon -1 -r -f >&2
 	grep -h -e 'mysql-data.*\(error\|warning\|stderr\)' \
