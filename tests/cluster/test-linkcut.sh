@@ -2,6 +2,7 @@
 # The replication link cut alone (issue 8, scenario 5), with
 #     disk { fencing resource-only; }
 #     handlers { fence-peer "/usr/sbin/tandem-fence-peer";
+#                unfence-peer "/usr/sbin/tandem-unfence-peer";
 #                after-resync-target "/usr/sbin/tandem-unfence-peer"; }
 # as doc/fence-handlers.md configures them.  `tcluster cut P U repl` drops
 # the traffic between the two nodes on the replication link only; the
@@ -25,25 +26,17 @@
 	skip "TANDEM_DESTDIR is not set (make check-cluster installs tandem there)"
 . "$here/client.sh"
 
-# The configuration of doc/fence-handlers.md.  tandemd does not yet make
-# Consistent disks UpToDate when they connect (DRBD does: ref/drbd-semantics
-# .md §2, "Implicit adjustments"), so with fencing configured from the start
-# both disks stay Consistent after the agent's start and nothing is promoted.
-# Until it does, the fencing is added to the running resource (tandemadm
-# adjust), as an administrator would to a running cluster; with
-# TCLUSTER_FENCING_AT_START=1 it is configured from the start instead.
-fencing="fencing resource-only;"
-handlers='	handlers {
-		fence-peer "@sbin@/tandem-fence-peer";
-		after-resync-target "@sbin@/tandem-unfence-peer";
-	}'
-if [ -n "${TCLUSTER_FENCING_AT_START:-}" ]; then
-	tandem_cluster_up "$fencing" "$handlers" ||
+# The configuration of doc/fence-handlers.md (client.sh's FENCE_DISK and
+# FENCE_HANDLERS), from the start.  With TCLUSTER_FENCING_BY_ADJUST=1 it is
+# added to the running resource instead (tandemadm adjust), as an
+# administrator would to a running cluster.
+if [ -z "${TCLUSTER_FENCING_BY_ADJUST:-}" ]; then
+	tandem_cluster_up "$FENCE_DISK" "$FENCE_HANDLERS" ||
 		die "cannot bring the tandem cluster up"
 else
 	tandem_cluster_up "" "" || die "cannot bring the tandem cluster up"
-	sed -e "s/c-plan-ahead 0; /&$fencing/" "$tmp/tandem.conf" |
-		awk -v h="$(echo "$handlers" | sed "s|@sbin@|/$sbin|g")" \
+	sed -e "s/c-plan-ahead 0; /&$FENCE_DISK/" "$tmp/tandem.conf" |
+		awk -v h="$(echo "$FENCE_HANDLERS" | sed "s|@sbin@|/$sbin|g")" \
 			'{ print } /^	disk / { print h }' >"$tmp/tandem-fencing.conf"
 	for n in n1 n2; do
 		tc exec "$n" sh -c 'cat >/etc/tandem.conf' \

@@ -69,7 +69,7 @@ check "the client writes 200 blocks through $P's export" client_write "$P" 200
 # The ring is cut while the client writes.
 client_write "$P" 600 >"$tmp/client.out" 2>&1 &
 cpid=$!
-sleep 0.5
+check "the client is writing" client_wait_acked 220
 t0=$(date +%s)
 check "the ring between n1 and n2 is cut" tc cut n1 n2 ring
 # Whoever fences first wins; wait for the first power-off.
