@@ -194,9 +194,7 @@ int peer_skip_initial_sync(struct resource *r)
 
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-		gi_new_current_clear_bitmap(&g, (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL ^
-							(uint64_t)(uintptr_t)v,
-					    resource_state(r).role == ROLE_PRIMARY);
+		gi_new_current_clear_bitmap(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
 		v->disk = DISK_UPTODATE;

@@ -21,13 +21,13 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "epoch.h"
+#include "gi.h"
 #include "log.h"
 #include "peer-int.h"
 
@@ -44,8 +44,7 @@ static uint64_t random_id(void)
 	uint64_t v = 0;
 
 	while (v == 0)
-		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-			v = (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL;
+		v = gi_entropy();
 	return v;
 }
 

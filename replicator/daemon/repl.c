@@ -554,9 +554,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		pthread_mutex_lock(&v->lock);
 		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-			gi_new_current(&g,
-				       (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL ^ g.uuid[0],
-				       false);
+			gi_new_current(&g, gi_entropy(), false);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 			volume_sync_sb(v);
 		}

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "gi.h"
 #include "log.h"
@@ -399,15 +398,6 @@ static int write_all_sb(struct resource *r, struct reply_err *e)
 	return 0;
 }
 
-static uint64_t random_u64(void)
-{
-	uint64_t v = 0;
-
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v ^= (uint64_t)(uintptr_t)&v * 0x9e3779b97f4a7c15ULL;
-	return v;
-}
-
 int resource_primary(struct resource *r, bool force, struct reply_err *e)
 {
 	bool forced_uuid = false;
@@ -441,13 +431,13 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 			log_res(LOG_WARNING, r->name, "volume %u: Forced to consider local data as "
 						      "UpToDate!",
 				v->vnr);
-			gi_new_current(&g, random_u64(), true);
+			gi_new_current(&g, gi_entropy(), true);
 			v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
 			v->disk = DISK_UPTODATE;
 			forced_uuid = true;
 		} else if (r->st.conn < CONN_CONNECTED && g.uuid[GI_BITMAP] == 0) {
 			/* promoted without the peer: a new data generation starts */
-			gi_new_current(&g, random_u64(), true);
+			gi_new_current(&g, gi_entropy(), true);
 		}
 		gi_set_role(&g, true);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
@@ -605,9 +595,9 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 		if (clear_bitmap)
-			gi_new_current_clear_bitmap(&g, random_u64(), r->st.role == ROLE_PRIMARY);
+			gi_new_current_clear_bitmap(&g, gi_entropy(), r->st.role == ROLE_PRIMARY);
 		else
-			gi_new_current(&g, random_u64(), r->st.role == ROLE_PRIMARY);
+			gi_new_current(&g, gi_entropy(), r->st.role == ROLE_PRIMARY);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		pthread_mutex_unlock(&v->lock);
 	}
@@ -882,7 +872,7 @@ void resource_lost_peer(struct resource *r)
 		pthread_mutex_lock(&v->lock);
 		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-			gi_new_current(&g, random_u64(), true);
+			gi_new_current(&g, gi_entropy(), true);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 			if (volume_sync_sb(v) < 0)
 				log_res(LOG_ERR, r->name, "volume %u: cannot write the new current UUID",
@@ -965,7 +955,7 @@ int resource_invalidate(struct resource *r, bool remote, struct reply_err *e)
 			/* a new generation here: the peer's current one becomes our
 			 * bitmap UUID, so the handshake makes us the source */
 			if (g.uuid[GI_BITMAP] == 0)
-				gi_new_current(&g, random_u64(), s.role == ROLE_PRIMARY);
+				gi_new_current(&g, gi_entropy(), s.role == ROLE_PRIMARY);
 		} else {
 			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
 			v->disk = DISK_INCONSISTENT;

@@ -22,22 +22,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "bmx.h"
 #include "log.h"
 #include "peer-int.h"
 #include "uuidcmp.h"
-
-static uint64_t random_u64(void)
-{
-	uint64_t v = 0;
-
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL;
-	return v;
-}
 
 /* ---------------------------------------------------------------- sending */
 
@@ -513,7 +503,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.type = WIRE_P_SYNC_UUID;
 		pkt.volume = (uint16_t)v->vnr;
-		pkt.u.sync_uuid.uuid = gi_start_sync_source(&g, random_u64());
+		pkt.u.sync_uuid.uuid = gi_start_sync_source(&g, gi_entropy());
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		volume_sync_sb(v);
 		pthread_mutex_unlock(&v->lock);

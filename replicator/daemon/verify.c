@@ -497,9 +497,7 @@ int peer_resync_oos(struct resource *r, struct reply_err *e)
 			bits += bitmap_weight(v->bm);
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 			if (g.uuid[GI_BITMAP] == 0)
-				gi_new_current(&g, (uint64_t)peer_now_ms() * 0x9e3779b97f4a7c15ULL ^
-							   g.uuid[GI_CURRENT],
-					       s.role == ROLE_PRIMARY);
+				gi_new_current(&g, gi_entropy(), s.role == ROLE_PRIMARY);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 			volume_sync_sb(v);
 			volume_writeback_bitmap_locked(v);

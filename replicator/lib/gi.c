@@ -1,6 +1,11 @@
 /* gi: generation UUID rotation rules (pure functions). */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
 #include "gi.h"
 
 uint64_t gi_random(uint64_t rnd)
@@ -94,4 +99,23 @@ void gi_new_current_clear_bitmap(struct gi *g, uint64_t rnd, bool primary)
 	g->uuid[GI_CURRENT] = gi_random(rnd);
 	g->uuid[GI_BITMAP] = 0;
 	gi_set_role(g, primary);
+}
+
+uint64_t gi_entropy(void)
+{
+	uint64_t v = 0;
+	ssize_t n;
+	int fd;
+
+	do
+		n = getrandom(&v, sizeof(v), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(v))
+		return v;
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, &v, sizeof(v));
+		close(fd);
+	}
+	return v;
 }

@@ -32,6 +32,10 @@ static inline uint64_t gi_mask(uint64_t u)
 
 /* A random UUID that is none of 0, 4; bit 0 clear. rnd: caller's entropy. */
 uint64_t gi_random(uint64_t rnd);
+/* Entropy for the rnd arguments: getrandom(2), else /dev/urandom. A
+ * generation UUID must not be guessable or repeat across nodes, so the
+ * clock is never used. */
+uint64_t gi_entropy(void);
 /* Set bit 0 of current by role. */
 void gi_set_role(struct gi *g, bool primary);
 /* New current UUID: old current -> bitmap slot. Returns true if a nonzero

@@ -136,6 +136,22 @@ static void test_new_current_clear_bitmap(void **state)
 	expect(&g, R, 0, 0, 0);
 }
 
+/* gi_entropy: 64 draws, no two alike and none 0 (a clock-based source
+ * would repeat within a millisecond). */
+static void test_entropy(void **state)
+{
+	uint64_t v[64];
+	unsigned int i, j;
+
+	(void)state;
+	for (i = 0; i < 64; i++) {
+		v[i] = gi_entropy();
+		assert_true(v[i] != 0);
+		for (j = 0; j < i; j++)
+			assert_true(v[i] != v[j]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_resync_cycle),
 		cmocka_unit_test(test_end_sync_target_steps),
 		cmocka_unit_test(test_new_current_clear_bitmap),
+		cmocka_unit_test(test_entropy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
