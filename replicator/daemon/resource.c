@@ -658,6 +658,9 @@ json_object *resource_status(struct resource *r)
 		json_object_object_add(jv, "peer_disk",
 				       json_object_new_string(state_disk_name(r->st.pdsk)));
 		json_object_object_add(jv, "size_sect", json_object_new_uint64(v->size_sect));
+		if (v->md) /* where data I/O runs: inline, io_uring or threads */
+			json_object_object_add(jv, "io", json_object_new_string(
+							       v->io ? ioeng_kind(v->io) : "inline"));
 		if (v->md) {
 			snprintf(uuid, sizeof(uuid), "%016llX",
 				 (unsigned long long)v->sb.uuid[MD_UI_CURRENT]);
