@@ -20,12 +20,27 @@
 #include "tandemd.h"
 
 #define CTL_LINE_MAX (64 * 1024)
+/* Replies and events a client has not read yet, per client: beyond this
+ * (or with no progress for CTL_STALL_MS) the client is dropped. */
+#define CTL_OUT_MAX (4 * 1024 * 1024)
+#define CTL_OUT_MAX_TEXT "4 MiB"
+#define CTL_STALL_MS 60000
+#define CTL_STALL_TEXT "60 s"
+#define CTL_LOG_EVERY_MS 10000
+#define CTL_ACCEPT_REST_MS 200
 
 struct ctl_client {
 	struct ctl *ctl;
 	int fd;
-	bool events; /* switched to the event stream */
+	bool events;	/* switched to the event stream */
+	bool closing;	/* closed once its output is sent */
+	int32_t polled; /* the events it is polled for */
 	size_t len;
+	char *out; /* unsent output: out[out_off, out_len) */
+	size_t out_off, out_len, out_cap;
+	uint64_t progress_ms; /* output pending: when the client last took some */
+	qb_loop_timer_handle stall_timer;
+	bool stall_armed;
 	struct ctl_client *next;
 	char buf[CTL_LINE_MAX];
 };
@@ -35,6 +50,8 @@ struct ctl {
 	int lfd;
 	char path[108];
 	struct ctl_client *clients;
+	qb_loop_timer_handle rest_timer; /* out of file descriptors: accept later */
+	bool resting;
 };
 
 typedef json_object *(*ctl_handler)(struct tandemd *d, json_object *req, struct reply_err *e);
@@ -262,6 +279,37 @@ static json_object *dispatch(struct tandemd *d, const char *line)
 	return res;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* At most one warning of a kind every CTL_LOG_EVERY_MS: true when this
+ * one may go out, with *skipped the number left out since the last. */
+struct ratelimit {
+	uint64_t last;
+	unsigned int skipped;
+};
+
+static bool ratelimit_ok(struct ratelimit *rl, unsigned int *skipped)
+{
+	uint64_t now = now_ms();
+
+	if (rl->last && now - rl->last < CTL_LOG_EVERY_MS) {
+		rl->skipped++;
+		return false;
+	}
+	*skipped = rl->skipped;
+	rl->last = now;
+	rl->skipped = 0;
+	return true;
+}
+
+static void client_events(struct ctl_client *cl);
+
 /* Remove the client from the loop (also from its own callback, which then
  * returns 0), close and free it. */
 static void client_close(struct ctl_client *cl)
@@ -274,19 +322,157 @@ static void client_close(struct ctl_client *cl)
 			break;
 		}
 	}
+	if (cl->stall_armed)
+		qb_loop_timer_del(cl->ctl->d->loop, cl->stall_timer);
 	qb_loop_poll_del(cl->ctl->d->loop, cl->fd);
 	close(cl->fd);
+	free(cl->out);
 	free(cl);
 }
 
-static int send_line(int fd, json_object *o)
+/* A client that does not read what it asked for: dropped, so that its
+ * unsent replies and events cannot grow without bound. */
+static void client_drop(struct ctl_client *cl, const char *why)
+{
+	static struct ratelimit rl;
+	unsigned int skipped;
+
+	if (!ratelimit_ok(&rl, &skipped))
+		; /* said recently */
+	else if (!skipped)
+		log_warn("control client dropped: %s (%zu bytes unsent)", why,
+			 cl->out_len - cl->out_off);
+	else
+		log_warn("control client dropped: %s (%zu bytes unsent); %u more since the last "
+			 "message",
+			 why, cl->out_len - cl->out_off, skipped);
+	client_close(cl);
+}
+
+static void stall_check(void *data)
+{
+	struct ctl_client *cl = data;
+	uint64_t idle;
+
+	cl->stall_armed = false;
+	if (cl->out_off == cl->out_len)
+		return;
+	idle = now_ms() - cl->progress_ms;
+	if (idle >= CTL_STALL_MS) {
+		client_drop(cl, "it has not read its replies for " CTL_STALL_TEXT);
+		return;
+	}
+	if (qb_loop_timer_add(cl->ctl->d->loop, QB_LOOP_LOW,
+			      (CTL_STALL_MS - idle) * QB_TIME_NS_IN_MSEC, cl, stall_check,
+			      &cl->stall_timer) == 0)
+		cl->stall_armed = true;
+}
+
+/* Send what is pending; 0 when all of it or part went (or nothing could),
+ * a negative errno when the client is gone. */
+static int client_flush(struct ctl_client *cl)
+{
+	ssize_t w;
+
+	while (cl->out_off < cl->out_len) {
+		w = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		cl->out_off += (size_t)w;
+		cl->progress_ms = now_ms();
+	}
+	cl->out_off = cl->out_len = 0;
+	if (cl->out_cap > CTL_LINE_MAX) { /* a large reply went: give its memory back */
+		free(cl->out);
+		cl->out = NULL;
+		cl->out_cap = 0;
+	}
+	if (cl->stall_armed) {
+		qb_loop_timer_del(cl->ctl->d->loop, cl->stall_timer);
+		cl->stall_armed = false;
+	}
+	client_events(cl);
+	return 0;
+}
+
+/*
+ * Write to a client: straight to the socket while nothing is pending, the
+ * rest (a short send on the non-blocking socket) to its buffer, sent when
+ * the socket is writable. -ENOBUFS when the buffer would pass
+ * CTL_OUT_MAX, another negative errno when the client is gone.
+ */
+static int client_write(struct ctl_client *cl, const char *data, size_t n)
+{
+	size_t pending;
+	ssize_t w;
+
+	while (n && cl->out_off == cl->out_len) {
+		w = send(cl->fd, data, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			return -errno;
+		}
+		data += w;
+		n -= (size_t)w;
+	}
+	if (!n)
+		return 0;
+	pending = cl->out_len - cl->out_off;
+	if (pending + n > CTL_OUT_MAX)
+		return -ENOBUFS;
+	if (cl->out_off && cl->out_len + n > cl->out_cap) {
+		memmove(cl->out, cl->out + cl->out_off, pending);
+		cl->out_off = 0;
+		cl->out_len = pending;
+	}
+	if (cl->out_len + n > cl->out_cap) {
+		size_t cap = cl->out_cap ? cl->out_cap : 4096;
+		char *p;
+
+		while (cap < cl->out_len + n)
+			cap *= 2;
+		p = realloc(cl->out, cap);
+		if (!p)
+			return -ENOMEM;
+		cl->out = p;
+		cl->out_cap = cap;
+	}
+	memcpy(cl->out + cl->out_len, data, n);
+	cl->out_len += n;
+	if (!pending) { /* it starts waiting for the client now */
+		cl->progress_ms = now_ms();
+		client_events(cl);
+		if (!cl->stall_armed && qb_loop_timer_add(cl->ctl->d->loop, QB_LOOP_LOW,
+							  CTL_STALL_MS * QB_TIME_NS_IN_MSEC, cl,
+							  stall_check, &cl->stall_timer) == 0)
+			cl->stall_armed = true;
+	}
+	return 0;
+}
+
+/* One JSON line to a client; the client is closed (and the result
+ * negative) when that fails. */
+static int send_line(struct ctl_client *cl, json_object *o)
 {
 	const char *out = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	int rc = client_write(cl, out, strlen(out));
 
-	if (send(fd, out, strlen(out), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ||
-	    send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		return -errno;
-	return 0;
+	if (rc == 0)
+		rc = client_write(cl, "\n", 1);
+	if (rc == -ENOBUFS)
+		client_drop(cl, "more than " CTL_OUT_MAX_TEXT " of replies or events unread");
+	else if (rc < 0)
+		client_close(cl);
+	return rc;
 }
 
 static bool is_events_request(const char *line, json_object *res)
@@ -309,7 +495,8 @@ static bool events_now(const char *line)
 }
 
 /* With "now": the current state first, one "exists" event per resource
- * and volume, then {"event":"exists","end":true}. */
+ * and volume, then {"event":"exists","end":true}. Negative when the
+ * client is gone (closed). */
 static int send_exists(struct ctl_client *cl)
 {
 	struct tandemd *d = cl->ctl->d;
@@ -320,7 +507,7 @@ static int send_exists(struct ctl_client *cl)
 		json_object *o = resource_status(d->res[i]);
 
 		json_object_object_add(o, "event", json_object_new_string("exists"));
-		rc = send_line(cl->fd, o);
+		rc = send_line(cl, o);
 		json_object_put(o);
 	}
 	if (rc == 0) {
@@ -328,7 +515,7 @@ static int send_exists(struct ctl_client *cl)
 
 		json_object_object_add(end, "event", json_object_new_string("exists"));
 		json_object_object_add(end, "end", json_object_new_boolean(true));
-		rc = send_line(cl->fd, end);
+		rc = send_line(cl, end);
 		json_object_put(end);
 	}
 	return rc;
@@ -358,8 +545,8 @@ void ctl_event(struct tandemd *d, const char *res, const char *what, const char 
 	json_object_object_add(o, "time", json_object_new_string(when));
 	for (cl = d->ctl->clients; cl; cl = next) {
 		next = cl->next;
-		if (cl->events && send_line(cl->fd, o) < 0)
-			client_close(cl); /* gone, or too slow to keep up */
+		if (cl->events)
+			send_line(cl, o); /* closes a client gone or too slow to keep up */
 	}
 	json_object_put(o);
 }
@@ -369,59 +556,122 @@ static json_object *h_events(struct tandemd *d, json_object *req, struct reply_e
 	return json_object_new_object();
 }
 
-static int32_t client_readable(int32_t fd, int32_t revents, void *data)
+/* Read requests and answer them; 0, or negative when the client is
+ * closed. */
+static int client_read(struct ctl_client *cl)
 {
-	struct ctl_client *cl = data;
 	ssize_t r;
 	char *nl;
 
-	r = read(fd, cl->buf + cl->len, sizeof(cl->buf) - cl->len - 1);
+	r = read(cl->fd, cl->buf + cl->len, sizeof(cl->buf) - cl->len - 1);
 	if (r <= 0) {
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
 		client_close(cl);
-		return 0;
+		return -ECONNRESET;
 	}
 	cl->len += (size_t)r;
 	cl->buf[cl->len] = '\0';
 	while ((nl = memchr(cl->buf, '\n', cl->len))) {
 		json_object *res;
-		const char *out;
+		int rc;
 
 		*nl = '\0';
 		res = dispatch(cl->ctl->d, cl->buf);
 		if (is_events_request(cl->buf, res)) {
 			cl->events = true;
-			if (send_line(fd, res) < 0 ||
-			    (events_now(cl->buf) && send_exists(cl) < 0)) {
-				json_object_put(res);
-				client_close(cl);
-				return 0;
-			}
+			rc = send_line(cl, res);
+			if (rc == 0 && events_now(cl->buf))
+				rc = send_exists(cl);
 			json_object_put(res);
-			cl->len = 0; /* an event client sends nothing more */
-			return 0;
+			if (rc == 0)
+				cl->len = 0; /* an event client sends nothing more */
+			return rc;
 		}
-		out = json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN);
-		if (send(fd, out, strlen(out), MSG_NOSIGNAL) < 0 ||
-		    send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
-			json_object_put(res);
-			client_close(cl);
-			return 0;
-		}
+		rc = send_line(cl, res);
 		json_object_put(res);
+		if (rc < 0)
+			return rc;
 		cl->len -= (size_t)(nl + 1 - cl->buf);
 		memmove(cl->buf, nl + 1, cl->len);
 	}
 	if (cl->len >= sizeof(cl->buf) - 1) {
 		const char *msg = "{\"ok\":false,\"exit\":1,\"error\":\"request longer than 64 KiB\"}\n";
 
-		if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
-			log_warn("control client went away");
-		client_close(cl);
-		return 0;
+		if (client_write(cl, msg, strlen(msg)) < 0 || cl->out_off == cl->out_len) {
+			client_close(cl);
+			return -EMSGSIZE;
+		}
+		cl->closing = true; /* once the answers before it and it are out */
+		cl->len = 0;
+		client_events(cl);
 	}
 	return 0;
+}
+
+static int32_t client_ready(int32_t fd, int32_t revents, void *data)
+{
+	struct ctl_client *cl = data;
+	int rc;
+
+	if (revents & POLLOUT) {
+		rc = client_flush(cl);
+		if (rc < 0) {
+			client_close(cl);
+			return 0;
+		}
+		if (cl->closing && cl->out_off == cl->out_len) {
+			client_close(cl);
+			return 0;
+		}
+	}
+	if (!cl->closing && (revents & (POLLIN | POLLHUP | POLLERR)))
+		client_read(cl);
+	else if (cl->closing && (revents & (POLLHUP | POLLERR)))
+		client_close(cl);
+	return 0;
+}
+
+/* The events to poll a client for: its requests, and while output is
+ * pending, room to send it. */
+static void client_events(struct ctl_client *cl)
+{
+	int32_t ev = (cl->closing ? 0 : POLLIN) | (cl->out_off < cl->out_len ? POLLOUT : 0);
+
+	if (ev == cl->polled)
+		return;
+	if (qb_loop_poll_mod(cl->ctl->d->loop, QB_LOOP_MED, cl->fd, ev, cl, client_ready) == 0)
+		cl->polled = ev;
+}
+
+static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data);
+
+/* Out of file descriptors: the listener rests, instead of waking the loop
+ * for a connection it cannot take, and tries again a little later. */
+static void listen_again(void *data)
+{
+	struct ctl *c = data;
+
+	c->resting = false;
+	if (qb_loop_poll_add(c->d->loop, QB_LOOP_MED, c->lfd, POLLIN, c, ctl_acceptable) != 0)
+		log_err("cannot poll the control socket again; control requests go unanswered");
+}
+
+static void listen_rest(struct ctl *c, int err)
+{
+	static struct ratelimit rl;
+	unsigned int skipped;
+
+	if (ratelimit_ok(&rl, &skipped))
+		log_warn("control socket: cannot accept a connection: %s; trying again every "
+			 "%d ms",
+			 strerror(err), CTL_ACCEPT_REST_MS);
+	qb_loop_poll_del(c->d->loop, c->lfd);
+	if (qb_loop_timer_add(c->d->loop, QB_LOOP_LOW, CTL_ACCEPT_REST_MS * QB_TIME_NS_IN_MSEC, c,
+			      listen_again, &c->rest_timer) == 0)
+		c->resting = true;
+	else
+		listen_again(c);
 }
 
 static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
@@ -433,28 +683,32 @@ static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
 	int cfd;
 
 	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (cfd < 0)
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			listen_rest(c, errno);
 		return 0;
+	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != 0 && cred.uid != geteuid())) {
 		const char *msg = "{\"ok\":false,\"exit\":20,\"error\":\"only root may control "
 				  "tandemd\"}\n";
 
 		log_warn("control connection from uid %d refused: only root", (int)cred.uid);
-		if (send(cfd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
+		/* a short line on a new socket: it fits */
+		if (send(cfd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 			log_debug("refused client went away");
 		close(cfd);
 		return 0;
 	}
 	cl = calloc(1, sizeof(*cl));
-	if (!cl || qb_loop_poll_add(c->d->loop, QB_LOOP_MED, cfd, POLLIN, cl, client_readable) !=
-			   0) {
+	if (!cl || qb_loop_poll_add(c->d->loop, QB_LOOP_MED, cfd, POLLIN, cl, client_ready) != 0) {
 		free(cl);
 		close(cfd);
 		return 0;
 	}
 	cl->ctl = c;
 	cl->fd = cfd;
+	cl->polled = POLLIN;
 	cl->next = c->clients;
 	c->clients = cl;
 	return 0;
@@ -498,7 +752,14 @@ void ctl_stop(struct ctl *c)
 {
 	if (!c)
 		return;
-	qb_loop_poll_del(c->d->loop, c->lfd);
+	while (c->clients)
+		client_close(c->clients);
+	if (c->resting)
+		qb_loop_timer_del(c->d->loop, c->rest_timer);
+	else
+		qb_loop_poll_del(c->d->loop, c->lfd);
+	if (c->d->ctl == c)
+		c->d->ctl = NULL;
 	close(c->lfd);
 	unlink(c->path);
 	free(c);
