@@ -256,15 +256,30 @@ ra_clone a demote
 expect 0 "demote of a Secondary again: success" "already Secondary"
 expect_score a 10000 "the demoted Secondary keeps its score"
 
-# notify: pre and post of every operation; post-start reconnects
+# notify: pre and post of every operation, and what each did: every post
+# notification publishes the score again (removed first, so a notify that
+# did nothing cannot pass), start notifications re-read the configuration,
+# other pre notifications change nothing
 for t in pre post; do
 	for o in start stop promote demote; do
+		CIB_file=$cib crm_attribute -N alice -n master-r0 -l reboot -D >/dev/null 2>&1
 		ra_clone a notify OCF_RESKEY_CRM_meta_notify_type=$t OCF_RESKEY_CRM_meta_notify_operation=$o \
 			"OCF_RESKEY_CRM_meta_notify_promoted_uname= " "OCF_RESKEY_CRM_meta_notify_stop_uname= "
 		[ "$rc" -eq 0 ] || { cat "$tmp/ra.out"; fail "notify $t-$o: exit $rc"; }
+		case $t-$o in
+		post-*) expect_score a 10000 "notify $t-$o published the score" ;;
+		*) expect_score a none "notify $t-$o left the score alone" ;;
+		esac
+		case $o in
+		start) grep -q "$t-start: tandemd re-read" "$tmp/ra.out" ||
+			{ cat "$tmp/ra.out"; fail "notify $t-start did not re-read the configuration"; } ;;
+		*) if grep -q 're-read' "$tmp/ra.out"; then
+			cat "$tmp/ra.out"; fail "notify $t-$o re-read the configuration"
+		fi ;;
+		esac
 	done
 done
-echo "ok: notify pre and post of start, stop, promote and demote (exit 0)"
+echo "ok: notify pre and post of start, stop, promote and demote did what each must"
 ra a notify
 expect 0 "notify without the notification variables (ocf-tester)"
 on a disconnect r0
