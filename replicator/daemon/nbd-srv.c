@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -27,6 +28,15 @@
 
 #define HANDSHAKE_TIMEOUT_MS 10000
 #define MAX_CONNS 64
+/* Clients that connect at the same instant wait in the listen queue until
+ * the accept thread takes them: room for as many as may be served, so
+ * that none of them is refused with EAGAIN. */
+#define LISTEN_BACKLOG MAX_CONNS
+/* Out of file descriptors: the listener rests this long before it tries
+ * again (the waiting clients stay queued), and says so at most every
+ * ACCEPT_LOG_EVERY_MS. */
+#define ACCEPT_REST_MS 200
+#define ACCEPT_LOG_EVERY_MS 30000
 
 struct nbd_conn {
 	struct nbd_srv *srv;
@@ -54,6 +64,11 @@ struct nbd_srv {
 	struct nbd_conn *conns;
 	atomic_uint clients;
 	bool stopping;
+	/* accept thread: out of file descriptors since (ms, 0: not), when
+	 * that was last logged (ms), failures since (rate-limited: a shortage
+	 * that comes and goes is logged at most every ACCEPT_LOG_EVERY_MS) */
+	uint64_t starved_since, starved_said;
+	unsigned int starved_count;
 	struct nbd_kdev *kdevs; /* res->n_vols */
 };
 
@@ -197,6 +212,56 @@ static void reap(struct nbd_srv *s)
 	}
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * accept4 failed for lack of file descriptors or memory: the connection
+ * stays queued, and the listener would be readable again at once. Rather
+ * than spin on it, close what finished connections still hold and rest
+ * ACCEPT_REST_MS (or until stopped); the connections being served go on.
+ * False when stopped.
+ */
+static bool accept_rest(struct nbd_srv *s, int err, struct pollfd *stop)
+{
+	uint64_t now = now_ms();
+
+	s->starved_count++;
+	if (!s->starved_since)
+		s->starved_since = now;
+	if (!s->starved_said || now - s->starved_said >= ACCEPT_LOG_EVERY_MS) {
+		char more[64] = "";
+
+		if (s->starved_count > 1)
+			snprintf(more, sizeof(more), " (%u failures since the last message)",
+				 s->starved_count);
+		log_res(LOG_WARNING, s->res->name,
+			"NBD: cannot accept a connection: %s%s; new clients wait, connected ones "
+			"go on; trying again every %d ms",
+			strerror(err), more, ACCEPT_REST_MS);
+		s->starved_said = now;
+		s->starved_count = 0;
+	}
+	pthread_mutex_lock(&s->lock);
+	reap(s);
+	pthread_mutex_unlock(&s->lock);
+	return poll(stop, 1, ACCEPT_REST_MS) == 0 || !(stop->revents & POLLIN);
+}
+
+/* Accepting again: say so if the shortage was said. */
+static void accept_back(struct nbd_srv *s)
+{
+	if (s->starved_said >= s->starved_since)
+		log_res(LOG_NOTICE, s->res->name, "NBD: accepting connections again after %llu ms",
+			(unsigned long long)(now_ms() - s->starved_since));
+	s->starved_since = 0;
+}
+
 static void *accept_thread(void *arg)
 {
 	struct nbd_srv *s = arg;
@@ -207,15 +272,25 @@ static void *accept_thread(void *arg)
 		unsigned int n = 0;
 		int fd;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
 			break;
+		}
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN))
 			continue;
-		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
+		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC); /* blocking, for the threads */
+		if (fd < 0) {
+			if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			     errno == ENOMEM) &&
+			    !accept_rest(s, errno, &p[1]))
+				break;
 			continue;
+		}
+		if (s->starved_since)
+			accept_back(s);
 		pthread_mutex_lock(&s->lock);
 		reap(s);
 		for (c = s->conns; c; c = c->next)
@@ -381,9 +456,11 @@ int nbd_srv_start(struct resource *r, struct reply_err *e)
 	}
 	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
 	unlink(s->path);
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* non-blocking: accept4 never waits, should a queued client leave
+	 * between poll and accept4 */
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(s->path, 0600) < 0 || listen(s->lfd, 16) < 0 ||
+	    chmod(s->path, 0600) < 0 || listen(s->lfd, LISTEN_BACKLOG) < 0 ||
 	    pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
 		e->exit = 20;
 		snprintf(e->msg, sizeof(e->msg), "cannot listen on %s: %s", s->path,
