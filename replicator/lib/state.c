@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "state.h"
@@ -83,7 +84,9 @@ static bool is_sync(enum state_conn c)
 }
 
 struct rule {
+	const char *name;
 	enum state_result result;
+	bool hard; /* holds for hard changes too */
 	bool (*refuses)(const struct state *os, const struct state *ns,
 			const struct state_ctx *ctx);
 };
@@ -146,61 +149,160 @@ static bool r_resync_running(const struct state *os, const struct state *ns,
 	return is_sync(os->conn) && is_sync(ns->conn) && ns->disk < DISK_INCONSISTENT;
 }
 
-static bool r_standalone_to(const struct state *os, const struct state *ns,
-			    const struct state_ctx *ctx)
+#define C(x) (1u << CONN_##x)
+#define D(x) (1u << DISK_##x)
+/* Failures of a live connection, and everything from Connected on. */
+#define C_FAILURES (C(TIMEOUT) | C(BROKENPIPE) | C(NETWORKFAILURE) | C(PROTOCOLERROR) | C(TEARDOWN))
+#define C_LIVE                                                                                    \
+	(C(CONNECTED) | C(STARTINGSYNCS) | C(STARTINGSYNCT) | C(WFBITMAPS) | C(WFBITMAPT) |       \
+	 C(WFSYNCUUID) | C(SYNCSOURCE) | C(SYNCTARGET) | C(VERIFYS) | C(VERIFYT) |               \
+	 C(PAUSEDSYNCS) | C(PAUSEDSYNCT) | C(AHEAD) | C(BEHIND))
+/* Every way down from a live connection: a failure, a renegotiation
+ * (Unconnected), a disconnect (Disconnecting, or StandAlone at once when
+ * the resource goes down). */
+#define C_DOWN (C_FAILURES | C(UNCONNECTED) | C(DISCONNECTING) | C(STANDALONE))
+
+/*
+ * The connection's transitions (ref/drbd-semantics.md §2, DRBD 8.4's
+ * is_valid_transition): StandAlone leaves only through Unconnected, a
+ * failed connection only through Unconnected or Disconnecting (or down to
+ * StandAlone), Connected and above are reached only through
+ * WFReportParams.
+ */
+static const uint32_t conn_next[STATE_N_CONN] = {
+	[CONN_STANDALONE] = C(UNCONNECTED),
+	[CONN_DISCONNECTING] = C(STANDALONE),
+	[CONN_UNCONNECTED] = C(WFCONNECTION) | C(DISCONNECTING) | C(STANDALONE),
+	[CONN_TIMEOUT] = C(UNCONNECTED) | C(DISCONNECTING) | C(STANDALONE),
+	[CONN_BROKENPIPE] = C(UNCONNECTED) | C(DISCONNECTING) | C(STANDALONE),
+	[CONN_NETWORKFAILURE] = C(UNCONNECTED) | C(DISCONNECTING) | C(STANDALONE),
+	[CONN_PROTOCOLERROR] = C(UNCONNECTED) | C(DISCONNECTING) | C(STANDALONE),
+	[CONN_TEARDOWN] = C(UNCONNECTED) | C(DISCONNECTING) | C(STANDALONE),
+	[CONN_WFCONNECTION] = C(WFREPORTPARAMS) | C_DOWN,
+	[CONN_WFREPORTPARAMS] = C_LIVE | C_DOWN,
+	[CONN_CONNECTED] = C_LIVE | C_DOWN,
+	[CONN_STARTINGSYNCS] = C_LIVE | C_DOWN,
+	[CONN_STARTINGSYNCT] = C_LIVE | C_DOWN,
+	[CONN_WFBITMAPS] = C_LIVE | C_DOWN,
+	[CONN_WFBITMAPT] = C_LIVE | C_DOWN,
+	[CONN_WFSYNCUUID] = C_LIVE | C_DOWN,
+	[CONN_SYNCSOURCE] = C_LIVE | C_DOWN,
+	[CONN_SYNCTARGET] = C_LIVE | C_DOWN,
+	[CONN_VERIFYS] = C_LIVE | C_DOWN,
+	[CONN_VERIFYT] = C_LIVE | C_DOWN,
+	[CONN_PAUSEDSYNCS] = C_LIVE | C_DOWN,
+	[CONN_PAUSEDSYNCT] = C_LIVE | C_DOWN,
+	[CONN_AHEAD] = C_LIVE | C_DOWN,
+	[CONN_BEHIND] = C_LIVE | C_DOWN,
+};
+
+/*
+ * The local disk's transitions: attach goes Diskless -> Attaching ->
+ * (Negotiating) -> the state the metadata says; a disk with data may
+ * become any other data state (resync, outdating, fencing, a handshake)
+ * except that nothing below Outdated becomes Outdated (DRBD's "lower than
+ * outdated"); every disk may fail or be detached; a failed disk is only
+ * ever detached. DUnknown is a peer's disk state only.
+ */
+#define D_DATA (D(INCONSISTENT) | D(OUTDATED) | D(CONSISTENT) | D(UPTODATE))
+#define D_GONE (D(FAILED) | D(DISKLESS))
+static const uint32_t disk_next[STATE_N_DISK] = {
+	[DISK_DISKLESS] = D(ATTACHING),
+	[DISK_ATTACHING] = D(NEGOTIATING) | D_DATA | D_GONE,
+	[DISK_FAILED] = D(DISKLESS),
+	[DISK_NEGOTIATING] = D_DATA | D_GONE,
+	[DISK_INCONSISTENT] = D(CONSISTENT) | D(UPTODATE) | D_GONE,
+	[DISK_OUTDATED] = D(INCONSISTENT) | D(UPTODATE) | D_GONE,
+	[DISK_DUNKNOWN] = 0,
+	[DISK_CONSISTENT] = D(INCONSISTENT) | D(OUTDATED) | D(UPTODATE) | D_GONE,
+	[DISK_UPTODATE] = D(INCONSISTENT) | D(OUTDATED) | D(CONSISTENT) | D_GONE,
+};
+
+uint32_t state_conn_next(enum state_conn from)
 {
-	/* from StandAlone only Unconnected may follow */
-	return os->conn == CONN_STANDALONE && ns->conn != CONN_STANDALONE &&
-	       ns->conn != CONN_UNCONNECTED;
+	return (unsigned int)from < STATE_N_CONN ? conn_next[from] | (1u << from) : 0;
 }
 
-static bool r_disconnecting_to(const struct state *os, const struct state *ns,
-			       const struct state_ctx *ctx)
+uint32_t state_disk_next(enum state_disk from)
 {
-	return os->conn == CONN_DISCONNECTING && ns->conn != CONN_DISCONNECTING &&
-	       ns->conn != CONN_STANDALONE;
+	return (unsigned int)from < STATE_N_DISK ? disk_next[from] | (1u << from) : 0;
 }
 
-static bool r_connected_via_params(const struct state *os, const struct state *ns,
-				   const struct state_ctx *ctx)
+static bool r_conn_table(const struct state *os, const struct state *ns,
+			 const struct state_ctx *ctx)
 {
-	/* Connected or higher is reached only through WFReportParams */
-	return os->conn < CONN_WFREPORTPARAMS && ns->conn > CONN_WFREPORTPARAMS;
+	return !(state_conn_next(os->conn) & (1u << ns->conn));
 }
 
-static bool r_after_failure(const struct state *os, const struct state *ns,
-			    const struct state_ctx *ctx)
+static bool r_disk_table(const struct state *os, const struct state *ns,
+			 const struct state_ctx *ctx)
 {
-	/* after a network error only Unconnected or Disconnecting */
-	return os->conn >= CONN_TIMEOUT && os->conn <= CONN_TEARDOWN && ns->conn != os->conn &&
-	       ns->conn != CONN_UNCONNECTED && ns->conn != CONN_DISCONNECTING;
+	return !(state_disk_next(os->disk) & (1u << ns->disk));
 }
 
 /* Order matters: the first refusing rule names the reason, as in DRBD. */
 static const struct rule rules[] = {
-	{SS_TWO_PRIMARIES, r_two_primaries},
-	{SS_NO_UP_TO_DATE_DISK, r_need_uptodate},
-	{SS_DEVICE_IN_USE, r_device_in_use},
-	{SS_PRIMARY_NOP, r_peer_not_outdated},
-	{SS_NO_UP_TO_DATE_DISK, r_outdate_primary},
-	{SS_CONNECTED_OUTDATES, r_outdate_connected},
-	{SS_LOWER_THAN_OUTDATED, r_outdate_lower},
-	{SS_RESYNC_RUNNING, r_resync_running},
-	{SS_IN_TRANSIENT_STATE, r_standalone_to},
-	{SS_IN_TRANSIENT_STATE, r_disconnecting_to},
-	{SS_IN_TRANSIENT_STATE, r_connected_via_params},
-	{SS_IN_TRANSIENT_STATE, r_after_failure},
+	{"two Primaries need allow-two-primaries", SS_TWO_PRIMARIES, true, r_two_primaries},
+	{"a Primary needs UpToDate data, local or the peer's", SS_NO_UP_TO_DATE_DISK, false,
+	 r_need_uptodate},
+	{"no demotion while the device is open", SS_DEVICE_IN_USE, false, r_device_in_use},
+	{"fencing: no promotion while the peer is not known Outdated", SS_PRIMARY_NOP, false,
+	 r_peer_not_outdated},
+	{"a Primary's data is never Outdated", SS_NO_UP_TO_DATE_DISK, false, r_outdate_primary},
+	{"no outdating while connected to the sync target", SS_CONNECTED_OUTDATES, false,
+	 r_outdate_connected},
+	{"nothing below Outdated becomes Outdated", SS_LOWER_THAN_OUTDATED, false,
+	 r_outdate_lower},
+	{"no detach while a resync runs", SS_RESYNC_RUNNING, false, r_resync_running},
+	{"the connection follows the transition table", SS_IN_TRANSIENT_STATE, true,
+	 r_conn_table},
+	{"the disk follows the transition table", SS_IN_TRANSIENT_STATE, true, r_disk_table},
 };
 
-enum state_result state_check(const struct state *os, const struct state *ns,
-			      const struct state_ctx *ctx)
+enum state_result state_check_how(const struct state *os, const struct state *ns,
+				  const struct state_ctx *ctx, enum state_how how)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (rules[i].refuses(os, ns, ctx))
+		if ((how == STATE_SOFT || rules[i].hard) && rules[i].refuses(os, ns, ctx))
 			return rules[i].result;
 	return SS_SUCCESS;
+}
+
+bool state_rule_info(unsigned int i, const char **name, enum state_result *result, bool *hard)
+{
+	if (i >= sizeof(rules) / sizeof(rules[0]))
+		return false;
+	*name = rules[i].name;
+	*result = rules[i].result;
+	*hard = rules[i].hard;
+	return true;
+}
+
+const char *state_invariant(const struct state *s, const struct state_ctx *ctx)
+{
+	if (s->conn < CONN_WFREPORTPARAMS && s->peer != ROLE_UNKNOWN)
+		return "without a connection the peer's role is Unknown";
+	if (s->conn < CONN_WFREPORTPARAMS && s->pdsk > DISK_OUTDATED && s->pdsk != DISK_DUNKNOWN)
+		return "without a connection the peer's disk is DUnknown or at most Outdated";
+	if ((s->conn == CONN_SYNCTARGET || s->conn == CONN_PAUSEDSYNCT) &&
+	    (s->disk != DISK_INCONSISTENT || s->pdsk != DISK_UPTODATE))
+		return "a SyncTarget is Inconsistent and its peer UpToDate";
+	if ((s->conn == CONN_SYNCSOURCE || s->conn == CONN_PAUSEDSYNCS) &&
+	    (s->disk != DISK_UPTODATE || s->pdsk != DISK_INCONSISTENT))
+		return "a SyncSource is UpToDate and its peer Inconsistent";
+	if (s->role == ROLE_PRIMARY && s->peer == ROLE_PRIMARY && !ctx->allow_two_primaries)
+		return "two Primaries need allow-two-primaries";
+	if (s->disk == DISK_DUNKNOWN)
+		return "the local disk is never DUnknown";
+	return NULL;
+}
+
+enum state_result state_check(const struct state *os, const struct state *ns,
+			      const struct state_ctx *ctx)
+{
+	return state_check_how(os, ns, ctx, STATE_SOFT);
 }
 
 const char *state_result_text(enum state_result r)

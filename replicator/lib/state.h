@@ -7,6 +7,7 @@
 #define TANDEM_STATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum state_role {
 	ROLE_UNKNOWN,
@@ -116,9 +117,42 @@ int state_disk_from_name(const char *name);
 /* DRBD's implicit adjustments to a requested state (peer Unknown and
  * DUnknown without a connection, ...). */
 void state_sanitize(struct state *ns);
-/* May `os` become `ns`? SS_SUCCESS or the first rule that refuses. */
+
+/*
+ * How a change comes about (DRBD's soft and hard state changes):
+ * STATE_SOFT is asked for (an operator's verb, the agent): every rule
+ * applies. STATE_HARD happened (a lost link or disk, the peer's report, a
+ * forced change): only the rules that no event may break apply, that is
+ * the transition table and the structural rules; the caller logs it as
+ * hard. doc/state-machine.md is the table in prose.
+ */
+enum state_how {
+	STATE_SOFT,
+	STATE_HARD,
+};
+
+/* May `os` become `ns` (a soft change)? SS_SUCCESS or the first rule that
+ * refuses. */
 enum state_result state_check(const struct state *os, const struct state *ns,
 			      const struct state_ctx *ctx);
+/* The same for a change made `how`. */
+enum state_result state_check_how(const struct state *os, const struct state *ns,
+				  const struct state_ctx *ctx, enum state_how how);
+
+/* The transition table: the connection and disk states that may follow
+ * `from` (a bit per state, 1u << state); a state may always stay. */
+uint32_t state_conn_next(enum state_conn from);
+uint32_t state_disk_next(enum state_disk from);
+#define STATE_N_CONN (CONN_BEHIND + 1)
+#define STATE_N_DISK (DISK_UPTODATE + 1)
+
+/* The rules, for the documentation: the i-th rule's name, its result, and
+ * whether it holds for hard changes too. false past the last. */
+bool state_rule_info(unsigned int i, const char **name, enum state_result *result, bool *hard);
+
+/* The invariants every reachable state keeps (the property test checks
+ * them): NULL, or the name of the first one s breaks. */
+const char *state_invariant(const struct state *s, const struct state_ctx *ctx);
 /* "Device is held open by someone" etc., DRBD's wording. */
 const char *state_result_text(enum state_result r);
 /* drbdsetup's exit code for a refusal: 11, 17 (no UpToDate data), 5
