@@ -121,23 +121,80 @@ int handler_init(struct tandemd *d)
 	return qb_loop_signal_add(d->loop, QB_LOOP_HIGH, SIGCHLD, d, on_sigchld, NULL);
 }
 
-static void set2(const char *drbd, const char *tandem, const char *value)
+/*
+ * The handler's environment, built before fork: the daemon's own, minus
+ * every variable named here, plus the ones set for this run. Between
+ * fork and exec the child of this multi-threaded process may only make
+ * async-signal-safe calls: no setenv, no malloc, no stdio.
+ */
+static const char *const env_names[] = {
+    "DRBD_RESOURCE",	 "TANDEM_RESOURCE",  "DRBD_CONF",	  "TANDEM_CONF",
+    "DRBD_MINOR",	 "TANDEM_MINOR",     "DRBD_VOLUME",	  "TANDEM_VOLUME",
+    "DRBD_LL_DISK",	 "TANDEM_LL_DISK",   "DRBD_PEER_ADDRESS", "TANDEM_PEER_ADDRESS",
+    "DRBD_PEER_AF",	 "TANDEM_PEER_AF",   "DRBD_PEERS",	  "TANDEM_PEERS",
+    "DRBD_PEER",	 "TANDEM_HANDLER",   "TANDEM_ROLE",	  "TANDEM_DISK",
+    "TANDEM_CONNECTION", "TANDEM_PEER_DISK", "TANDEM_RUN_DIR",	  "TANDEM_SB_SAVE",
+};
+
+#define ENV_NAMES (sizeof(env_names) / sizeof(env_names[0]))
+
+struct handler_env {
+	char *set[ENV_NAMES + 1]; /* "NAME=value" of this run (+ PATH) */
+	unsigned int n_set;
+	char **envp; /* what the handler gets, NULL-terminated */
+	int err;
+};
+
+static void env_set(struct handler_env *e, const char *name, const char *value)
 {
-	if (!value)
+	char *kv;
+
+	if (!value || e->n_set >= sizeof(e->set) / sizeof(e->set[0]))
 		return;
-	setenv(drbd, value, 1);
-	setenv(tandem, value, 1);
+	if (asprintf(&kv, "%s=%s", name, value) < 0) {
+		e->err = -ENOMEM;
+		return;
+	}
+	e->set[e->n_set++] = kv;
 }
 
-/* In the child: the environment, then exec. Never returns. */
-static void child_exec(struct resource *r, const char *name, const char *cmd, int vnr)
+static void env_set2(struct handler_env *e, const char *drbd, const char *tandem, const char *value)
+{
+	env_set(e, drbd, value);
+	env_set(e, tandem, value);
+}
+
+/* Is environment entry kv ("NAME=value") one of env_names? */
+static bool env_managed(const char *kv)
+{
+	size_t len = strcspn(kv, "=");
+	unsigned int i;
+
+	for (i = 0; i < ENV_NAMES; i++)
+		if (strlen(env_names[i]) == len && !strncmp(kv, env_names[i], len))
+			return true;
+	return false;
+}
+
+static void env_free(struct handler_env *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->n_set; i++)
+		free(e->set[i]);
+	free(e->envp);
+}
+
+static int env_build(struct handler_env *e, struct resource *r, const char *name, int vnr)
 {
 	const struct conf_host *peer = r->cr->peer;
 	const struct conf_vol *cv;
-	char minors[256] = "", vols[256] = "", disks[1024] = "", num[32];
-	size_t lm = 0, lv = 0, ld = 0;
+	struct state st = resource_state(r);
+	char minors[256] = "", vols[256] = "", disks[1024] = "";
+	size_t lm = 0, lv = 0, ld = 0, n_env = 0, k = 0;
 	unsigned int i;
 
+	memset(e, 0, sizeof(*e));
 	for (i = 0; i < r->n_vols; i++) {
 		cv = r->vols[i].cv;
 		if (vnr >= 0 && (int)cv->vnr != vnr)
@@ -149,32 +206,81 @@ static void child_exec(struct resource *r, const char *name, const char *cmd, in
 		ld += (size_t)snprintf(disks + ld, ld < sizeof(disks) ? sizeof(disks) - ld : 0,
 				       "%s%s", ld ? " " : "", cv->disk ? cv->disk : "none");
 	}
-	set2("DRBD_RESOURCE", "TANDEM_RESOURCE", r->name);
-	set2("DRBD_CONF", "TANDEM_CONF", conf_file(r->d->conf));
-	set2("DRBD_MINOR", "TANDEM_MINOR", minors);
-	set2("DRBD_VOLUME", "TANDEM_VOLUME", vols);
-	set2("DRBD_LL_DISK", "TANDEM_LL_DISK", disks);
+	env_set2(e, "DRBD_RESOURCE", "TANDEM_RESOURCE", r->name);
+	env_set2(e, "DRBD_CONF", "TANDEM_CONF", conf_file(r->d->conf));
+	env_set2(e, "DRBD_MINOR", "TANDEM_MINOR", minors);
+	env_set2(e, "DRBD_VOLUME", "TANDEM_VOLUME", vols);
+	env_set2(e, "DRBD_LL_DISK", "TANDEM_LL_DISK", disks);
 	if (peer && peer->addr.ip) {
-		set2("DRBD_PEER_ADDRESS", "TANDEM_PEER_ADDRESS", peer->addr.ip);
-		set2("DRBD_PEER_AF", "TANDEM_PEER_AF", peer->addr.af ? peer->addr.af : "ipv4");
+		env_set2(e, "DRBD_PEER_ADDRESS", "TANDEM_PEER_ADDRESS", peer->addr.ip);
+		env_set2(e, "DRBD_PEER_AF", "TANDEM_PEER_AF",
+			 peer->addr.af ? peer->addr.af : "ipv4");
 	}
 	if (peer && peer->n_names) {
-		set2("DRBD_PEERS", "TANDEM_PEERS", peer->names[0]);
-		setenv("DRBD_PEER", peer->names[0], 1);
+		env_set2(e, "DRBD_PEERS", "TANDEM_PEERS", peer->names[0]);
+		env_set(e, "DRBD_PEER", peer->names[0]);
 	}
-	setenv("TANDEM_HANDLER", name, 1);
-	snprintf(num, sizeof(num), "%s", state_role_name(r->st.role));
-	setenv("TANDEM_ROLE", num, 1);
-	setenv("TANDEM_DISK", state_disk_name(r->st.disk), 1);
-	setenv("TANDEM_CONNECTION", state_conn_name(r->st.conn), 1);
-	setenv("TANDEM_PEER_DISK", state_disk_name(r->st.pdsk), 1);
-	setenv("TANDEM_RUN_DIR", r->d->run_dir, 1);
+	env_set(e, "TANDEM_HANDLER", name);
+	env_set(e, "TANDEM_ROLE", state_role_name(st.role));
+	env_set(e, "TANDEM_DISK", state_disk_name(st.disk));
+	env_set(e, "TANDEM_CONNECTION", state_conn_name(st.conn));
+	env_set(e, "TANDEM_PEER_DISK", state_disk_name(st.pdsk));
+	env_set(e, "TANDEM_RUN_DIR", r->d->run_dir);
 	if (r->sb_save[0])
-		setenv("TANDEM_SB_SAVE", r->sb_save, 1);
+		env_set(e, "TANDEM_SB_SAVE", r->sb_save);
 	if (!getenv("PATH"))
-		setenv("PATH", "/sbin:/usr/sbin:/bin:/usr/bin", 1);
-	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-	dprintf(2, "cannot run /bin/sh: %s\n", strerror(errno));
+		env_set(e, "PATH", "/sbin:/usr/sbin:/bin:/usr/bin");
+	if (e->err)
+		goto fail;
+	while (environ && environ[n_env])
+		n_env++;
+	e->envp = calloc(n_env + e->n_set + 1, sizeof(*e->envp));
+	if (!e->envp)
+		goto fail;
+	for (i = 0; i < n_env; i++)
+		if (!env_managed(environ[i]))
+			e->envp[k++] = environ[i];
+	for (i = 0; i < e->n_set; i++)
+		e->envp[k++] = e->set[i];
+	e->envp[k] = NULL;
+	return 0;
+fail:
+	env_free(e);
+	return -ENOMEM;
+}
+
+/* The child, between fork and exec: async-signal-safe calls only. Never
+ * returns. */
+static void __attribute__((noreturn))
+child_exec(int out, int devnull, int max_fd, char *const argv[], char *const envp[])
+{
+	static const char msg[] = "cannot run /bin/sh: errno ";
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	char num[16];
+	sigset_t none;
+	int fd, err, i;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	sigaction(SIGPIPE, &dfl, NULL);
+	setsid();
+	if (devnull >= 0)
+		dup2(devnull, 0);
+	dup2(out, 1);
+	dup2(out, 2);
+	if (close_range(3, ~0U, 0) < 0) /* before Linux 5.9 */
+		for (fd = 3; fd < max_fd; fd++)
+			close(fd);
+	execve("/bin/sh", argv, envp);
+	err = errno;
+	i = sizeof(num);
+	num[--i] = '\n';
+	do {
+		num[--i] = (char)('0' + err % 10);
+		err /= 10;
+	} while (err && i > 0);
+	if (write(2, msg, sizeof(msg) - 1) > 0 && write(2, num + i, sizeof(num) - (size_t)i) < 0)
+		_exit(126); /* nobody hears it either way */
 	_exit(127);
 }
 
@@ -199,8 +305,10 @@ static void run_later(void *arg)
 int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn done, void *arg)
 {
 	const char *cmd = conf_res_text(r->d->conf, r->cr, CONF_SECT_HANDLERS, name);
+	char *argv[] = {"sh", "-c", (char *)cmd, NULL};
 	struct handler_child *c;
-	int pfd[2], devnull, rc;
+	struct handler_env env;
+	int pfd[2], devnull, max_fd, rc;
 
 	if (!pthread_equal(pthread_self(), r->d->main_thread)) {
 		struct handler_later *l = calloc(1, sizeof(*l));
@@ -222,11 +330,19 @@ int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn d
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		rc = -errno;
+	rc = env_build(&env, r, name, vnr);
+	if (rc < 0) {
 		free(c);
 		return rc;
 	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		env_free(&env);
+		free(c);
+		return rc;
+	}
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	max_fd = (int)sysconf(_SC_OPEN_MAX);
 	c->d = r->d;
 	c->r = r;
 	snprintf(c->name, sizeof(c->name), "%s", name);
@@ -235,27 +351,17 @@ int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn d
 	c->arg = arg;
 	c->out = pfd[0];
 	c->pid = fork();
-	if (c->pid < 0) {
-		rc = -errno;
+	if (c->pid == 0)
+		child_exec(pfd[1], devnull, max_fd > 0 ? max_fd : 1024, argv, env.envp);
+	rc = c->pid < 0 ? -errno : 0;
+	env_free(&env);
+	if (devnull >= 0)
+		close(devnull);
+	if (rc < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
 		free(c);
 		return rc;
-	}
-	if (c->pid == 0) {
-		sigset_t all;
-
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		setsid();
-		devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		closefrom(3);
-		child_exec(r, name, cmd, vnr);
 	}
 	close(pfd[1]);
 	fcntl(c->out, F_SETFL, O_NONBLOCK);
