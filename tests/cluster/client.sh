@@ -364,6 +364,67 @@ client_probe_wait() {
 	[ -n "$probe_served" ]
 }
 
+# --- CPU starvation ---------------------------------------------------------------
+# The machine may be shared: a node that waits for a CPU is slow for a
+# reason that is not the product's.  Each node's cgroup counts it (PSI,
+# cpu.pressure): "full ... total=US" grows while every runnable task of
+# the node waits for a CPU, that is while the node makes no progress for
+# want of one.  The tests print what a timing took, and how much of it the
+# node spent so; their bounds apply to the rest.
+# stall_start NODE: samples NODE's stall every 50 ms into $tmp/stall.NODE
+# (epoch us, stall us), in the background, until stall_stop or until the
+# node's cgroup is gone; nothing without PSI
+stall_pids="" stall_nodes=""
+stall_start() {
+	ss_f=$("$TCLUSTER" env | sed -n 's/^TC_CG=//p')/$1/cpu.pressure
+	: >"$tmp/stall.$1"
+	[ -r "$ss_f" ] || return 0
+	stall_nodes="$stall_nodes $1"
+	# shellcheck disable=SC2016 # bash's, without a fork per sample
+	bash -c 'while { read -r _ && read -r _ _ _ _ t; } <"$1" 2>/dev/null; do
+		echo "${EPOCHREALTIME/./} ${t#total=}"
+		sleep 0.05
+	done' - "$ss_f" >>"$tmp/stall.$1" 2>/dev/null &
+	stall_pids="$stall_pids $!"
+	# its first sample, before what it measures
+	retry 5 test -s "$tmp/stall.$1"
+}
+stall_stop() {
+	# a sample after what was measured, in every file
+	ss_now=$(date +%s%6N)
+	for ss_n in $stall_nodes; do
+		ss_f=$tmp/stall.$ss_n
+		[ -s "$ss_f" ] || continue
+		# shellcheck disable=SC2016 # expanded by that sh
+		retry 2 sh -c '[ "$(tail -n 1 "$1" | cut -d" " -f1)" -ge "$2" ]' \
+			- "$ss_f" "$ss_now"
+	done
+	for ss_p in $stall_pids; do
+		kill "$ss_p" 2>/dev/null
+		wait "$ss_p" 2>/dev/null
+	done
+	stall_pids="" stall_nodes=""
+}
+# stall_ms NODE FROM TO: how many of the ms between the epoch times FROM
+# and TO (ms) NODE spent waiting for a CPU (interpolated between samples);
+# 0 without PSI, "?" if the samples do not cover the interval
+stall_ms() {
+	[ -s "$tmp/stall.$1" ] || { echo 0; return; }
+	awk -v a="$2" -v b="$3" '
+	BEGIN { n = 0 }
+	function at(x,   i) {
+		for (i = 1; i < n; i++)
+			if (t[i] >= x)
+				return s[i - 1] + (s[i] - s[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1])
+		return s[n - 1]
+	}
+	{ t[n] = $1 / 1000; s[n] = $2 / 1000; n++ }
+	END {
+		if (n < 2 || a < t[0] || b > t[n - 1] || b < a) { print "?"; exit }
+		printf "%d\n", at(b) - at(a) + 0.5
+	}' "$tmp/stall.$1"
+}
+
 # --- Times from the logs ----------------------------------------------------------
 # Every log here is written in the same clock (one machine, UTC), with
 # milliseconds: tandemd's "Dec 03 18:47:22.662 tandemd: ...", fence.log's
@@ -442,25 +503,37 @@ fence_constraint() {
 }
 
 # --- Moves ----------------------------------------------------------------------------
-# timed_move NODE CMD...: runs CMD, a move of the Promoted role to NODE
-# (under `timeout 90` in the node, if CMD is a command for a node), in the
-# background, with a probe in NODE (client_probe_start); sets t_serve
-# (when NODE's export first served a read) and t_cmd (when CMD returned),
-# in ms since CMD was started; prints CMD's output; returns CMD's status
-# shellcheck disable=SC2034 # t_cmd and t_serve are for the caller
+# timed_move TO ON CMD...: runs CMD, a move of the Promoted role to node
+# TO, in node ON (under `timeout 90`), in the background, with a probe in
+# TO (client_probe_start); sets t_serve (when TO's export first served a
+# read) and t_cmd (when CMD returned), in ms since CMD was started, and
+# t_cmd_stall, the ms of t_cmd that ON spent waiting for a CPU
+# (stall_ms); prints CMD's output; returns CMD's status
+# shellcheck disable=SC2034 # t_cmd, t_serve and t_cmd_stall are for the caller
 timed_move() {
-	tm_to=$1
-	shift
+	tm_to=$1 tm_on=$2
+	shift 2
 	client_probe_start "$tm_to" "$tmp/move.probe" 95 || return 1
-	tm_t0=$(date +%s%N)
-	"$@" >"$tmp/move.out" 2>&1 &
+	stall_start "$tm_on"
+	tm_t0=$(date +%s%3N)
+	"$TCLUSTER" exec "$tm_on" timeout 90 "$@" >"$tmp/move.out" 2>&1 &
 	tm_pid=$!
 	wait "$tm_pid"
 	tm_rc=$?
-	t_cmd=$((($(date +%s%N) - tm_t0) / 1000000))
+	tm_t1=$(date +%s%3N)
+	t_cmd=$((tm_t1 - tm_t0))
 	t_serve=""
 	client_probe_wait "$tmp/move.probe" &&
-		t_serve=$((probe_served - tm_t0 / 1000000))
+		t_serve=$((probe_served - tm_t0))
+	stall_stop
+	t_cmd_stall=$(stall_ms "$tm_on" "$tm_t0" "$tm_t1")
 	cat "$tmp/move.out"
 	return "$tm_rc"
+}
+# within_cpu BOUND MS STALL: MS, less STALL when known, is at most BOUND
+within_cpu() {
+	case $3 in
+	'' | '?') [ "$2" -le "$1" ] ;;
+	*) [ $(($2 - $3)) -le "$1" ] ;;
+	esac
 }

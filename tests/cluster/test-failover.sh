@@ -58,6 +58,7 @@ check "all of them are there" client_verify "$P"
 dc=$(tc state | awk '$1 == "dc" { print $2 }')
 check "a probe of $U's export runs" \
 	client_probe_start "$U" "$tmp/failover.probe" 60
+stall_start "$U"
 client_write "$P" 100000 >/dev/null 2>&1 &
 cpid=$!
 check "the client is writing" client_wait_acked 220
@@ -68,24 +69,29 @@ check "the kill cut the client off" [ $? -ne 0 ]
 
 served=""
 client_probe_wait "$tmp/failover.probe" && served=$probe_served
+stall_stop
 check "$U's export serves reads after the failover" [ -n "$served" ]
 check "$P was fenced" tcw -t 10 fenced "$P"
 check "Pacemaker has $U promoted" tcw -t 20 promoted "$clone" "$U"
 t_fenced=$(fenced_ms "$P") t_primary=$(primary_ms "$U")
 d() { if [ -n "$2" ] && [ -n "$1" ]; then echo $(($2 - $1)); else echo "?"; fi; }
 f2s=$(d "$t_fenced" "$served")
+stall="?"
+[ "$f2s" = "?" ] || stall=$(stall_ms "$U" "$t_fenced" "$served")
 echo "# failover ($variant; the DC was $dc): kill -> $P fenced" \
 	"$(d "$t0" "$t_fenced") ms -> $U Primary $(d "$t0" "$t_primary") ms" \
 	"-> $U's export serves $(d "$t0" "$served") ms; fenced -> serving" \
-	"$f2s ms"
+	"$f2s ms, of which $U waited $stall ms for a CPU"
 fenced_first() {
 	[ -n "$t_fenced" ] && [ -n "$t_primary" ] &&
 		[ "$t_fenced" -le "$t_primary" ]
 }
 check "$P was fenced before $U became Primary" fenced_first
-within() { [ "$f2s" != "?" ] && [ "$f2s" -le "$1" ]; }
-check "$U serves within 1.5 s of the fencing's completion ($f2s ms)" \
-	within 1500
+# The bound is on the time $U had a CPU: on a machine shared with other
+# work the wall time also counts the time it was starved (stall_ms).
+f2s_within() { [ "$f2s" != "?" ] && within_cpu "$1" "$f2s" "$stall"; }
+check "$U serves within 1.5 s of the fencing's completion ($f2s ms, less $stall ms without a CPU)" \
+	f2s_within 1500
 
 # The promote's tries in the agent's log: each refusal with its reason,
 # then the success; never "refused after every retry".
@@ -169,18 +175,19 @@ check "no failed action after the return" no_failures "$U"
 # --- The Promoted role back to the old node (pcs) ---------------------------------
 if command -v pcs >/dev/null 2>&1; then
 	mv_cmd="pcs resource move"
-	check "$mv_cmd $clone $P --promoted" timed_move "$P" \
-		tc exec "$U" timeout 90 pcs resource move "$clone" "$P" --promoted
+	check "$mv_cmd $clone $P --promoted" timed_move "$P" "$U" \
+		pcs resource move "$clone" "$P" --promoted
 else
 	mv_cmd="crm_resource --move"
 	echo "# pcs is not installed: the move back is crm_resource's"
-	check "$mv_cmd --promoted --node $P" timed_move "$P" \
-		tc exec "$U" crm_resource -r "$clone" --move --promoted --node "$P"
+	check "$mv_cmd --promoted --node $P" timed_move "$P" "$U" \
+		crm_resource -r "$clone" --move --promoted --node "$P"
 fi
 echo "# move back after the failover ($variant, $mv_cmd): $U -> $P:" \
 	"$P serves after ${t_serve:-?} ms; the command returned after" \
-	"$t_cmd ms"
-check "$mv_cmd returned within 15 s ($t_cmd ms)" [ "$t_cmd" -lt 15000 ]
+	"$t_cmd ms, of which $U waited $t_cmd_stall ms for a CPU"
+check "$mv_cmd returned within 15 s ($t_cmd ms, less $t_cmd_stall ms without a CPU)" \
+	within_cpu 14999 "$t_cmd" "$t_cmd_stall"
 check "$P's export serves" [ -n "$t_serve" ]
 check "Pacemaker has the Promoted role on $P" tcw -t 30 promoted "$clone" "$P"
 check "$P is Primary" [ "$(on "$P" tandemadm role mysql)" = Primary/Secondary ]
