@@ -12,11 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctlc.h"
 
 const char *cli_run_dir(const struct cli *cli)
 {
@@ -27,53 +26,40 @@ const char *cli_run_dir(const struct cli *cli)
 	return env && *env ? env : "/run/tandem";
 }
 
-/* One request, one response. NULL with *exit_code set when the daemon
- * cannot be reached (message printed unless quiet). */
+/* One request, one response, on a connection of its own (ctlc.h); no
+ * deadline: tandemd answers when the command is done. NULL with
+ * *exit_code set when the daemon cannot be reached or does not answer
+ * (the connection message is not printed if quiet). */
 static json_object *ctl_call(const struct cli *cli, json_object *req, bool quiet, int *exit_code)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char buf[65536];
-	const char *line;
-	size_t len = 0;
-	ssize_t r;
-	int fd;
+	json_object *resp = NULL;
+	struct ctlc *c;
+	int rc;
 
 	*exit_code = EXIT_NO_DAEMON;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tandemd.sock", cli_run_dir(cli));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	rc = ctlc_open(cli_run_dir(cli), CTLC_FOREVER, &c);
+	if (rc < 0) {
 		if (!quiet)
 			fprintf(stderr,
-				"tandemadm: %s: tandemd is not running (cannot connect to %s: %s); "
+				"tandemadm: %s: tandemd is not running (cannot connect to "
+				"%s/" CTLC_SOCK_NAME ": %s); "
 				"start it with 'tandemd' or 'systemctl start tandemd'\n",
-				cli->verb, sa.sun_path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+				cli->verb, cli_run_dir(cli), strerror(-rc));
 		return NULL;
 	}
-	json_object_object_add(req, "v", json_object_new_int(1));
-	line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
-		fprintf(stderr, "tandemadm: %s: cannot talk to tandemd: %s\n", cli->verb,
-			strerror(errno));
-		close(fd);
-		*exit_code = EXIT_EXEC;
-		return NULL;
-	}
-	while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
-		len += (size_t)r;
-		if (memchr(buf, '\n', len))
-			break;
-	}
-	close(fd);
-	buf[len] = '\0';
 	*exit_code = EXIT_EXEC;
-	if (!memchr(buf, '\n', len)) {
+	rc = ctlc_send(c, req, CTLC_FOREVER);
+	if (rc < 0)
+		fprintf(stderr, "tandemadm: %s: cannot talk to tandemd: %s\n", cli->verb,
+			strerror(-rc));
+	else if ((rc = ctlc_recv(c, CTLC_FOREVER, &resp)) == -ECONNRESET)
 		fprintf(stderr, "tandemadm: %s: tandemd closed the connection without an answer\n",
 			cli->verb);
-		return NULL;
-	}
-	return json_tokener_parse(buf);
+	else if (rc < 0)
+		fprintf(stderr, "tandemadm: %s: cannot read tandemd's answer: %s\n", cli->verb,
+			ctlc_strerror(rc));
+	ctlc_close(c);
+	return resp;
 }
 
 static bool resp_ok(json_object *resp, const struct cli *cli, int *exit_code)
@@ -559,13 +545,10 @@ int cmd_ctl_events(struct cli *cli, int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0},
 	};
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	json_object *req;
+	json_object *req, *ev;
 	bool now = false, json = false;
-	char line[65536];
-	const char *out;
-	FILE *in;
-	int opt, fd;
+	struct ctlc *c;
+	int opt, rc;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -576,36 +559,38 @@ int cmd_ctl_events(struct cli *cli, int argc, char **argv)
 		else
 			return EXIT_USAGE;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tandemd.sock", cli_run_dir(cli));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "tandemadm: events: tandemd is not running (cannot connect to %s: %s)\n",
-			sa.sun_path, strerror(errno));
+	rc = ctlc_open(cli_run_dir(cli), CTLC_FOREVER, &c);
+	if (rc < 0) {
+		fprintf(stderr,
+			"tandemadm: events: tandemd is not running (cannot connect to "
+			"%s/" CTLC_SOCK_NAME ": %s)\n",
+			cli_run_dir(cli), strerror(-rc));
 		return EXIT_NO_DAEMON;
 	}
 	req = request("events", NULL);
-	json_object_object_add(req, "v", json_object_new_int(1));
 	json_object_object_add(req, "now", json_object_new_boolean(now));
-	out = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	if (send(fd, out, strlen(out), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
-		json_object_put(req);
-		close(fd);
-		return EXIT_EXEC;
-	}
+	rc = ctlc_send(c, req, CTLC_FOREVER);
 	json_object_put(req);
-	in = fdopen(fd, "r");
-	if (!in || !fgets(line, sizeof(line), in)) { /* the {"ok":true} */
+	if (rc == 0)
+		rc = ctlc_recv(c, CTLC_FOREVER, &ev); /* {"ok":true} */
+	if (rc < 0) {
 		fprintf(stderr, "tandemadm: events: tandemd closed the connection\n");
+		ctlc_close(c);
 		return EXIT_EXEC;
 	}
+	if (!resp_ok(ev, cli, &rc)) { /* e.g. "only root may control tandemd" */
+		json_object_put(ev);
+		ctlc_close(c);
+		return rc;
+	}
+	json_object_put(ev);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while (fgets(line, sizeof(line), in)) {
-		json_object *ev = json_tokener_parse(line);
-
+	/* until tandemd closes; a line that is not JSON is skipped */
+	while ((rc = ctlc_recv(c, CTLC_FOREVER, &ev)) == 0 || rc == -EPROTO) {
 		if (ev)
 			print_event(ev, json);
 		json_object_put(ev);
 	}
-	fclose(in);
+	ctlc_close(c);
 	return EXIT_OK;
 }
