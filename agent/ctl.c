@@ -1,8 +1,9 @@
 /*
- * ctl: the agent's client of tandemd's control socket
- * (doc/control-protocol.md): one JSON request, one JSON response per
- * connection, with the agent's time budget as the socket timeout. The
- * agent reads the JSON fields only, never tandemadm's text.
+ * ctl: the agent's requests to tandemd (doc/control-protocol.md) over the
+ * library's client (ctlc.h): one JSON request, one JSON response per
+ * connection, within the agent's time budget. The answers become the
+ * agent's view of the resource; the agent reads the JSON fields only,
+ * never tandemadm's text.
  */
 #include "config.h"
 
@@ -11,96 +12,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "agent.h"
+#include "ctlc.h"
 
-#define CTL_LINE_MAX (64 * 1024)
-
-static int ctl_connect(const struct agent *a)
+/* The deadline of a request: what the budget leaves, but at least a
+ * second, so that a last status or down still gets its chance. */
+static int64_t ctl_deadline(const struct agent *a)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	long ms = agent_ms_left(a);
-	struct timeval tv;
-	int fd, n;
 
-	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tandemd.sock", a->run_dir);
-	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	if (ms < 1000)
-		ms = 1000; /* a last status or down still gets its second */
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	return fd;
+	return ctlc_deadline(ms < 1000 ? 1000 : ms);
 }
 
-/* Send req, return the parsed response in *resp. -ECONNREFUSED/-ENOENT:
- * no daemon; other -errno: it did not answer properly. */
+/* Send req, return the parsed response in *resp. ctlc_no_daemon(rc): no
+ * daemon; another -errno: it did not answer properly (ctlc.h). */
 static int ctl_call(const struct agent *a, json_object *req, json_object **resp)
 {
-	const char *line;
-	char *buf;
-	size_t len = 0;
-	ssize_t r = 0;
-	int fd, rc = 0;
+	int64_t deadline = ctl_deadline(a);
+	struct ctlc *c;
+	int rc;
 
 	*resp = NULL;
-	fd = ctl_connect(a);
-	if (fd < 0)
-		return fd;
-	json_object_object_add(req, "v", json_object_new_int(1));
-	line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	agent_log(AGENT_DEBUG, "tandemd <- %s", line);
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
-		rc = -errno;
-		close(fd);
+	rc = ctlc_open(a->run_dir, deadline, &c);
+	if (rc < 0)
 		return rc;
-	}
-	buf = malloc(CTL_LINE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (len < CTL_LINE_MAX && (r = read(fd, buf + len, CTL_LINE_MAX - len)) > 0) {
-		len += (size_t)r;
-		if (memchr(buf, '\n', len))
-			break;
-	}
-	if (r < 0)
-		rc = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
-	else if (!memchr(buf, '\n', len))
-		rc = -EPROTO; /* closed without a whole line */
-	close(fd);
-	buf[len] = '\0';
+	rc = ctlc_send(c, req, deadline);
 	if (rc == 0) {
-		agent_log(AGENT_DEBUG, "tandemd -> %.*s", (int)strcspn(buf, "\n"), buf);
-		*resp = json_tokener_parse(buf);
-		if (!*resp || !json_object_is_type(*resp, json_type_object)) {
-			json_object_put(*resp);
-			*resp = NULL;
-			rc = -EPROTO;
-		}
+		agent_log(AGENT_DEBUG, "tandemd <- %s",
+			  json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+		rc = ctlc_recv(c, deadline, resp);
 	}
-	free(buf);
+	if (rc == 0)
+		agent_log(AGENT_DEBUG, "tandemd -> %s",
+			  json_object_to_json_string_ext(*resp, JSON_C_TO_STRING_PLAIN));
+	ctlc_close(c);
 	return rc;
-}
-
-static bool no_daemon(int rc)
-{
-	return rc == -ECONNREFUSED || rc == -ENOENT;
 }
 
 static const char *jstr(json_object *o, const char *key)
@@ -164,8 +111,8 @@ int ctl_command(const struct agent *a, const char *cmd, bool force, struct ctl_r
 	json_object_put(req);
 	if (rc < 0) {
 		memset(r, 0, sizeof(*r));
-		snprintf(r->error, sizeof(r->error), "%s", no_daemon(rc) ? "tandemd is not running"
-									: strerror(-rc));
+		snprintf(r->error, sizeof(r->error), "%s",
+			 ctlc_no_daemon(rc) ? "tandemd is not running" : ctlc_strerror(rc));
 		return rc;
 	}
 	fill_reply(resp, r);
@@ -175,11 +122,11 @@ int ctl_command(const struct agent *a, const char *cmd, bool force, struct ctl_r
 
 bool ctl_daemon_alive(const struct agent *a)
 {
-	int fd = ctl_connect(a);
+	struct ctlc *c;
 
-	if (fd < 0)
+	if (ctlc_open(a->run_dir, ctl_deadline(a), &c) < 0)
 		return false;
-	close(fd);
+	ctlc_close(c);
 	return true;
 }
 
@@ -274,13 +221,13 @@ void ctl_status(const struct agent *a, struct ctl_status *st)
 	rc = ctl_call(a, req, &resp);
 	json_object_put(req);
 	if (rc < 0) {
-		if (no_daemon(rc)) {
+		if (ctlc_no_daemon(rc)) {
 			st->view.presence = AGENT_POLICY_NO_DAEMON;
 			snprintf(st->error, sizeof(st->error), "tandemd is not running (no %s/tandemd.sock)",
 				 a->run_dir);
 		} else {
 			snprintf(st->error, sizeof(st->error), "tandemd did not answer: %s",
-				 strerror(-rc));
+				 ctlc_strerror(rc));
 		}
 		return;
 	}
