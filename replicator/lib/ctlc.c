@@ -294,7 +294,7 @@ const char *ctlc_strerror(int rc)
 	case -ECONNRESET:
 		return "closed the connection without an answer";
 	case -EPROTO:
-		return "bad answer (not a JSON object)";
+		return "bad answer";
 	case -EMSGSIZE:
 		return "a line longer than 64 KiB";
 	default:
