@@ -45,7 +45,7 @@
 . "$here/client.sh"
 
 clone=mysql-data-clone
-netopt="connect-int 1; ping-int 8; ping-timeout 20; timeout 60;"
+netopt="connect-int 1; ping-int 8; ping-timeout 20; timeout 5;"
 tandem_cluster_up "$FENCE_DISK" "$FENCE_HANDLERS" "$netopt" ||
 	die "cannot bring the tandem cluster up"
 pass "the tandem clone runs with fencing resource-only, Promoted on $P"
