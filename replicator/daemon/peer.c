@@ -727,6 +727,9 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 		log_res(LOG_WARNING, r->name,
 			"no cram-hmac-alg/shared-secret configured: the peer is not authenticated");
 	r->peer = p;
+	/* StandAlone -> Unconnected -> WFConnection, as the state table says */
+	if (resource_state(r).conn == CONN_STANDALONE)
+		resource_set_conn(r, CONN_UNCONNECTED, ROLE_UNKNOWN, DISK_DUNKNOWN, "connect");
 	resource_set_conn(r, CONN_WFCONNECTION, ROLE_UNKNOWN, DISK_DUNKNOWN, NULL);
 	if (pthread_create(&p->thread, NULL, peer_thread, p) != 0) {
 		r->peer = NULL;

@@ -153,6 +153,28 @@ static void check_unfence(struct resource *r, const struct state *n)
 		fence_both_uptodate(r);
 }
 
+static struct state_ctx ctx_of(const struct resource *r, bool force);
+
+/* Every change the daemon makes is at least a hard change: one the table
+ * does not allow is a bug in the code that asked for it (issue 17). For
+ * now it is logged, loudly, and made; the next step refuses it. */
+static void check_hard(struct resource *r, const struct state *os, const struct state *ns,
+		       const char *why)
+{
+	struct state_ctx ctx = ctx_of(r, false);
+	enum state_result ss = state_check_how(os, ns, &ctx, STATE_HARD);
+
+	if (ss != SS_SUCCESS)
+		log_res(LOG_WARNING, r->name,
+			"BUG: state change %s/%s/%s/%s -> %s/%s/%s/%s (%s) breaks the state table: "
+			"%s",
+			state_role_name(os->role), state_conn_name(os->conn),
+			state_disk_name(os->disk), state_disk_name(os->pdsk),
+			state_role_name(ns->role), state_conn_name(ns->conn),
+			state_disk_name(ns->disk), state_disk_name(ns->pdsk), why ? why : "-",
+			state_result_text(ss));
+}
+
 void resource_set_state(struct resource *r, const struct state *ns, const char *why)
 {
 	struct state os, n;
@@ -166,6 +188,7 @@ void resource_set_state(struct resource *r, const struct state *ns, const char *
 	n.susp_nod = ns->susp_nod;
 	n.susp_fen = ns->susp_fen;
 	n.user_isp = ns->user_isp;
+	check_hard(r, &os, &n, why);
 	r->st = n;
 	announce(r, &os, &n, why);
 	pthread_mutex_unlock(&r->st_lock);
@@ -190,6 +213,7 @@ void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role
 		n.pdsk = pdsk; /* still disconnected: what fencing learnt stays */
 	else
 		n.pdsk = r->peer_outdated ? DISK_OUTDATED : DISK_DUNKNOWN;
+	check_hard(r, &os, &n, why);
 	r->st = n;
 	announce(r, &os, &n, why);
 	pthread_mutex_unlock(&r->st_lock);
@@ -270,9 +294,15 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 		if (v->md)
 			continue;
 		v->disk = DISK_ATTACHING;
+		if (worst_disk(r) != ns.disk) { /* Diskless -> Attaching first */
+			ns.disk = worst_disk(r);
+			resource_set_state(r, &ns, "attach");
+		}
 		rc = volume_attach(v, e);
 		if (rc < 0) {
 			v->disk = DISK_DISKLESS;
+			ns.disk = worst_disk(r);
+			resource_set_state(r, &ns, "attach failed");
 			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
 			return rc;
 		}
@@ -319,8 +349,13 @@ int resource_up(struct resource *r, struct reply_err *e)
 			return rc;
 		}
 	}
-	for (i = 0; i < r->n_vols; i++) {
+	/* Diskless -> Attaching -> what the metadata says (the state table) */
+	for (i = 0; i < r->n_vols; i++)
 		r->vols[i].disk = DISK_ATTACHING;
+	ns = r->st;
+	ns.disk = DISK_ATTACHING;
+	resource_set_state(r, &ns, "attach");
+	for (i = 0; i < r->n_vols; i++) {
 		rc = volume_attach(&r->vols[i], e);
 		if (rc < 0) {
 			struct reply_err ignore = {0};
@@ -329,6 +364,9 @@ int resource_up(struct resource *r, struct reply_err *e)
 				volume_detach(&r->vols[i], &ignore);
 			for (i = 0; i < r->n_vols; i++)
 				r->vols[i].disk = DISK_DISKLESS;
+			ns = r->st;
+			ns.disk = DISK_DISKLESS;
+			resource_set_state(r, &ns, "attach failed");
 			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
 			return rc;
 		}

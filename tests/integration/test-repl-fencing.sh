@@ -81,7 +81,7 @@ on b up r0
 on a wait-connect --timeout 20 r0 >/dev/null || fail "reconnect after down/up"
 wait_for a disk UpToDate 10
 wait_for b disk UpToDate 10
-grep -q 'disk( Diskless -> Consistent ) attach' "$tmp/tandemd-a.log" || fail "alice did not attach Consistent"
+grep -q 'disk( Attaching -> Consistent ) attach' "$tmp/tandemd-a.log" || fail "alice did not attach Consistent"
 on a primary r0 || fail "promotion after down/up"
 echo "ok: fencing: disks attach Consistent and become UpToDate when connected with the same data"
 
