@@ -161,7 +161,7 @@ static json_object *h_adjust(struct tandemd *d, json_object *req, struct reply_e
 }
 
 /* inject-fault (TANDEM_FAULT_INJECTION=1 only): make a volume's backing
- * device fail. {"res":R,"volume":N,"fail":"read"|"write"|"rw"|"none",
+ * device fail. {"res":R,"volume":N,"fail":"read"|"write"|"rw"|"flush"|"hang"|"none",
  * "meta":bool} */
 static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct reply_err *e)
 {
@@ -187,11 +187,13 @@ static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct r
 	      : !strcmp(fail, "write") ? VOLUME_FAULT_WRITE
 	      : !strcmp(fail, "rw")   ? VOLUME_FAULT_READ | VOLUME_FAULT_WRITE
 	      : !strcmp(fail, "hang") ? VOLUME_FAULT_HANG
+	      : !strcmp(fail, "flush") ? VOLUME_FAULT_FLUSH
 	      : !strcmp(fail, "none") ? 0
 				      : ~0u;
 	if (ops == ~0u) {
 		e->exit = 1;
-		snprintf(e->msg, sizeof(e->msg), "'fail' must be read, write, rw, hang or none");
+		snprintf(e->msg, sizeof(e->msg),
+			 "'fail' must be read, write, rw, flush, hang or none");
 		return NULL;
 	}
 	if (ops && req_bool(req, "meta"))

@@ -90,6 +90,7 @@ enum {
 #define VOLUME_FAULT_WRITE 2u
 #define VOLUME_FAULT_META  4u /* the metadata area too (internal metadata) */
 #define VOLUME_FAULT_HANG  8u /* I/O hangs until the fault is cleared (disk-timeout) */
+#define VOLUME_FAULT_FLUSH 16u /* only flushes fail (a cache that cannot be written back) */
 
 struct tandemd;
 

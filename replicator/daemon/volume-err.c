@@ -119,6 +119,14 @@ static int fault_flush(void *ctx)
 	return (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_WRITE) ? -EIO : 0;
 }
 
+/* VOLUME_FAULT_FLUSH: flushes fail, writes (also synchronous ones) do not */
+static int fault_fsync(void *ctx)
+{
+	const struct volume *v = ctx;
+
+	return (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_FLUSH) ? -EIO : 0;
+}
+
 int volume_set_faults(struct volume *v, unsigned int ops)
 {
 	if (!v->res->d->fault_injection)
@@ -127,6 +135,7 @@ int volume_set_faults(struct volume *v, unsigned int ops)
 		.on_write = fault_write,
 		.on_read = fault_read,
 		.on_flush = fault_flush,
+		.on_fsync = fault_fsync,
 		.ctx = v,
 	};
 	__atomic_store_n(&v->fault_ops, ops, __ATOMIC_RELAXED);

@@ -176,6 +176,8 @@ int bdev_flush(struct bdev *b)
 	if (b->faults && b->faults->on_flush) {
 		int err = b->faults->on_flush(b->faults->ctx);
 
+		if (!err && b->faults->on_fsync)
+			err = b->faults->on_fsync(b->faults->ctx);
 		if (err)
 			return err;
 	}

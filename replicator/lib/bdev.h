@@ -24,7 +24,8 @@ struct bdev_fault {
 struct bdev_faults {
 	struct bdev_fault (*on_write)(void *ctx, uint64_t off, size_t len);
 	struct bdev_fault (*on_read)(void *ctx, uint64_t off, size_t len);
-	int (*on_flush)(void *ctx);
+	int (*on_flush)(void *ctx);  /* a flush, and the sync part of a sync write */
+	int (*on_fsync)(void *ctx);  /* a flush only (bdev_flush); may be NULL */
 	void *ctx;
 };
 

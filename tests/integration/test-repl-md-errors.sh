@@ -48,3 +48,22 @@ wait_for b disk UpToDate 60
 wait_for a peer_disk UpToDate 30
 same_data "after the healed disk resynced"
 echo "ok: healed and attached again, bob resynced; the disks are identical"
+
+# A flush that fails on the Secondary: the barrier it belongs to is not
+# acknowledged (the writes are not known to be durable there); bob drops
+# the connection, so alice keeps them out of sync and its client's FLUSH
+# completes on alice's own disk.
+on b inject-fault flush r0
+sh_a "h.pwrite(b'C' * 4096, 8 << 20); h.flush()" || fail "write + flush while bob's flushes fail"
+grep -q 'flushing the backing device failed.*not acknowledged; dropping the connection' \
+	"$tmp/tandemd-b.log" || { tail -n 30 "$tmp/tandemd-b.log"; fail "bob acknowledged a failed flush"; }
+# what alice acknowledged is on alice's disk
+dd if="$tmp/a.img" bs=4096 skip=2048 count=1 2>/dev/null | cmp -s - "$(printf 'C%.0s' $(seq 4096) >"$tmp/c4k"; echo "$tmp/c4k")" ||
+	fail "the acknowledged write is not on alice's disk"
+echo "ok: a failed flush on the Secondary was not acknowledged; the connection dropped"
+on b inject-fault none r0
+on b attach r0 2>/dev/null || true # detached after the error, or still attached (pass_on)
+wait_for b disk UpToDate 60
+wait_for a peer_disk UpToDate 30
+same_data "after the failed flush resynced"
+echo "ok: after the failed flush, bob resynced; the disks are identical"
