@@ -189,7 +189,7 @@ int cmd_ctl_change(struct cli *cli, int argc, char **argv)
 	return worst;
 }
 
-/* inject-fault [--volume N] [--meta] read|write|rw|hang|none RES: tests only
+/* inject-fault [--volume N] [--meta] read|write|rw|flush|hang|none RES: tests only
  * (tandemd must run with TANDEM_FAULT_INJECTION=1). */
 int cmd_ctl_fault(struct cli *cli, int argc, char **argv)
 {
@@ -220,7 +220,7 @@ int cmd_ctl_fault(struct cli *cli, int argc, char **argv)
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr,
-			"usage: tandemadm inject-fault [--volume N] [--meta] read|write|rw|hang|none RES\n");
+			"usage: tandemadm inject-fault [--volume N] [--meta] read|write|rw|flush|hang|none RES\n");
 		return EXIT_USAGE;
 	}
 	req = request("inject-fault", argv[optind + 1]);

@@ -74,7 +74,7 @@ static const struct cmd cmds[] = {
 	{"outdate", cmd_md, "RES[/VOL]...", "mark the data Outdated (resource down)"},
 	{"wipe-md", cmd_md, "[--force] RES[/VOL]...", "destroy the metadata superblock"},
 	{"check-md", cmd_md, "RES[/VOL]...", "check superblock, sizes, activity log, bitmap"},
-	{"inject-fault", cmd_ctl_fault, "[--volume N] [--meta] read|write|rw|hang|none RES",
+	{"inject-fault", cmd_ctl_fault, "[--volume N] [--meta] read|write|rw|flush|hang|none RES",
 	 "tests: make a backing device fail (TANDEM_FAULT_INJECTION=1)"},
 	{"fence-constraints", cmd_fence, "[--clear]", "fence constraints in the CIB; --clear removes stale ones"},
 	{"help", cmd_help, "", "this list"},
