@@ -296,7 +296,7 @@ const char *ctlc_strerror(int rc)
 	case -EPROTO:
 		return "bad answer";
 	case -EMSGSIZE:
-		return "a line longer than 64 KiB";
+		return "a line longer than 4 MiB";
 	default:
 		return strerror(-rc);
 	}

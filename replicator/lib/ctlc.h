@@ -32,8 +32,10 @@
 
 #define CTLC_SOCK_NAME "tandemd.sock"
 #define CTLC_VERSION 1
-/* The longest line either way, its newline included (the protocol's). */
-#define CTLC_LINE_MAX (64 * 1024)
+/* The longest line either way, its newline included: the status of many
+ * resources is one long line, and tandemd holds at most 4 MiB unread for
+ * a client (doc/control-protocol.md). */
+#define CTLC_LINE_MAX (4 * 1024 * 1024)
 #define CTLC_FOREVER INT64_C(-1)
 
 struct ctlc;

@@ -73,6 +73,12 @@ print("ok: %d-byte status and a pipelined answer, complete and in order, to a sl
       % len(first))
 PY
 
+# tandemadm (the library's client, ctlc) takes the same long answer
+ctl status --json >"$tmp/all.json" || fail "tandemadm status of $n resources"
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["resources"]))' \
+	"$tmp/all.json")" = "$n" ] || fail "tandemadm status does not list $n resources"
+echo "ok: tandemadm status --json of $n resources ($(wc -c <"$tmp/all.json") bytes)"
+
 # the event stream: 1000 "exists" lines, the end marker, then the changes
 # that happened while the client was not reading, all whole and in order
 python3 - "$sock" $n "$TANDEMADM" "$tmp/t.conf" "$rundir" <<'PY' || fail "slow event reader"
