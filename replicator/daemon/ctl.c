@@ -733,7 +733,7 @@ int ctl_start(struct tandemd *d, const char *path, struct ctl **out)
 	unlink(path);
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(c->lfd, 16) < 0) {
+	    chmod(path, 0600) < 0 || listen(c->lfd, SOMAXCONN) < 0) {
 		rc = -errno;
 		if (c->lfd >= 0)
 			close(c->lfd);
