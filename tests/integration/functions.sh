@@ -9,6 +9,7 @@ tmp=$(mktemp -d /tmp/tandem-it.XXXXXX)
 cleanup_hooks=""
 
 cleanup() {
+	report_skipped_parts
 	for h in $cleanup_hooks; do $h || true; done
 	# new_loop runs in $(...) and cannot record what it attached: detach every loop
 	# device whose backing file is under $tmp
@@ -19,8 +20,57 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# Skips. A test whose point cannot be checked here exits 77 through
+# skip "reason" (automake counts it as SKIP). A sub-check that cannot run
+# while the rest of the test does is not passed in silence: skip_part
+# "reason" prints "SKIP: reason" in the test's log (automake counts per
+# file, so the test still shows PASS), and the test's last line lists
+# every part it skipped. Never "not checked:" and a pass.
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+skipped_parts=""
+skip_part() {
+	echo "SKIP: $*"
+	skipped_parts="$skipped_parts${skipped_parts:+; }$*"
+}
+report_skipped_parts() {
+	[ -z "$skipped_parts" ] || echo "SKIP: parts of this test were not checked: $skipped_parts"
+}
+
+# Waits. A test never sleeps to let something happen: it waits for the
+# state or event that shows it happened, with a generous bound (the
+# machine may be loaded) and a message that names what did not happen.
+# To check that something does NOT happen, wait for a later event that
+# could only come after it; where there is none, observe for a bounded
+# window and say in a comment where the window starts and why it is long
+# enough.
+
+# wait_until SECONDS WHAT CMD...: run CMD every 0.1 s until it succeeds;
+# fail with "WHAT" after SECONDS
+wait_until() {
+	wu_secs=$1
+	wu_end=$(($(date +%s) + $1))
+	wu_what=$2
+	shift 2
+	until "$@"; do
+		[ "$(date +%s)" -le "$wu_end" ] || fail "timed out after $wu_secs s: $wu_what"
+		sleep 0.1
+	done
+}
+
+# wait_grep FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN
+# (grep -E); shows the end of FILE if it does not come
+wait_grep() {
+	wg_end=$(($(date +%s) + ${3:-30}))
+	until grep -Eq -- "$2" "$1" 2>/dev/null; do
+		if [ "$(date +%s)" -gt "$wg_end" ]; then
+			echo "--- end of $1"
+			tail -n 30 "$1" 2>/dev/null || true
+			fail "no '$2' in ${1##*/} after ${3:-30} s"
+		fi
+		sleep 0.1
+	done
+}
 requires() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 requires_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (loop devices)"; }
 
@@ -80,4 +130,16 @@ stop_tandemd() {
 
 ctl() { "$TANDEMADM" -c "$tmp/t.conf" --node alice --run-dir "$rundir" "$@"; }
 nbd_uri() { echo "nbd+unix:///${1:-r0}?socket=$rundir/${1:-r0}.nbd"; }
+
+# ctl_field NAME [RES]: a field of the resource or of its volume 0 (and its
+# counters) in status --json, as repl-functions.sh's field does
+ctl_field() {
+	ctl status --json "${2:-r0}" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["resources"][0]
+v = r["volumes"][0]
+k = sys.argv[1]
+print(r[k] if k in r else v.get(k, v.get("counters", {}).get(k, "")))' "$1"
+}
+ctl_field_is() { [ "$(ctl_field "$1")" = "$2" ]; }
 nbdsh_() { PATH=/usr/bin:$PATH nbdsh "$@"; }

@@ -42,8 +42,8 @@ echo "ok: garbage requests get error answers"
 ctl disconnect r0
 [ "$(ctl cstate r0)" = "StandAlone" ] || fail "disconnect: $(ctl cstate r0)"
 ctl connect r0
-[ "$(ctl cstate r0)" != "StandAlone" ] || sleep 0.3
-[ "$(ctl cstate r0)" = "WFConnection" ] || fail "connect: $(ctl cstate r0)"
+cstate_is() { [ "$(ctl cstate r0)" = "$1" ]; }
+wait_until 20 "WFConnection after connect" cstate_is WFConnection
 ctl down r0
 expect 10 "is down" ctl connect r0
 echo "ok: daemon still serving"
@@ -51,9 +51,11 @@ echo "ok: daemon still serving"
 # the event stream: the current state with --now, then one line per change
 ctl events --now >"$tmp/events" 2>&1 &
 evpid=$!
-sleep 0.5
+# the changes below only count once the stream has given the current state
+wait_grep "$tmp/events" '^exists -$' 20
 ctl up r0 && ctl primary --force r0 && ctl secondary r0 && ctl down r0 || fail "state changes"
-sleep 0.5
+# the last change the loop below looks for (it checks the order of the others)
+wait_grep "$tmp/events" '^change device name:r0 disk:Diskless$' 20
 kill $evpid 2>/dev/null; wait $evpid 2>/dev/null || true
 for want in 'exists resource name:r0 role:Secondary' 'exists -' \
 	'change device name:r0 disk:Inconsistent' 'change resource name:r0 role:Primary' \

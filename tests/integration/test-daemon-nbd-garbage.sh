@@ -11,17 +11,28 @@ adm create-md --force r0 >/dev/null
 start_tandemd
 ctl up r0 && ctl primary --force r0 || fail "up/primary"
 
-# a well-behaved client stays connected all along
+# a well-behaved client stays connected all along: it writes, says so, and
+# reads its block back only once the raw clients are done
+export GOOD_READY=$tmp/good-ready RAW_DONE=$tmp/raw-done
 nbdsh_ -u "$(nbd_uri)" -c '
 import time, os
 buf = os.urandom(4096)
 h.pwrite(buf, 0)
-time.sleep(4)
+open(os.environ["GOOD_READY"], "w").close()
+for i in range(1200):
+    if os.path.exists(os.environ["RAW_DONE"]):
+        break
+    time.sleep(0.05)
+else:
+    raise SystemExit("the raw clients did not finish in 60 s")
 assert h.pread(4096, 0) == buf
 print("good client still served")
 ' >"$tmp/good" 2>&1 &
 good=$!
-sleep 0.5
+good_ready() { [ -e "$GOOD_READY" ] || ! kill -0 $good 2>/dev/null; }
+wait_until 30 "the good client connected and wrote" good_ready
+[ -e "$GOOD_READY" ] || { cat "$tmp/good"; fail "the good client failed before the raw clients"; }
+[ "$(ctl_field clients)" = 1 ] || fail "the good client is not counted: clients $(ctl_field clients)"
 
 /usr/bin/python3 - "$rundir/r0.nbd" <<'PY' || fail "raw clients"
 import socket, struct, sys, os
@@ -68,6 +79,7 @@ s.sendall(os.urandom(28))
 assert s.recv(100) == b"", "server answered a bad request magic"
 print("raw clients: all refused cleanly")
 PY
+: >"$RAW_DONE"
 wait $good || { cat "$tmp/good"; fail "the good client was disturbed"; }
 cat "$tmp/good"
 [ "$(ctl role r0)" = "Primary/Unknown" ] || fail "daemon state changed"

@@ -68,15 +68,20 @@ except nbd.Error as e:
 cmp -n 65536 -i 1048576:1048576 /dev/zero "$tmp/d.img" || fail "zeroed range not zero on disk"
 echo "ok: nbdsh: FUA write, flush, zero, trim, out-of-range read refused"
 
-nbdsh_ -u "$(nbd_uri)" -c 'import time; time.sleep(3)' &
+# a client that stays until it is killed (a simple command, so that $! is
+# nbdsh itself); the daemon counts it first
+PATH=/usr/bin:$PATH nbdsh -u "$(nbd_uri)" -c 'import time; time.sleep(120)' &
 client=$!
-sleep 1
+clients_are() { [ "$(ctl_field clients)" = "$1" ]; }
+wait_until 30 "the NBD client to be counted in status" clients_are 1
 set +e
 ctl secondary r0 2>"$tmp/err"; rc=$?
 set -e
 [ $rc -eq 11 ] || fail "secondary with a client connected: exit $rc, expected 11"
 grep -q 'held open' "$tmp/err" || fail "secondary refusal message: $(cat "$tmp/err")"
-wait $client
+kill $client 2>/dev/null || true
+wait $client 2>/dev/null || true
+wait_until 30 "the NBD client to be gone from status" clients_are 0
 ctl secondary r0 || fail "secondary after the client left"
 echo "ok: demotion refused while a client is connected (exit 11), done after"
 
