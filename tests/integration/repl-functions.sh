@@ -102,6 +102,51 @@ wait_for() {
 	done
 }
 
+# log_mark a|b: later wait_log calls for that node look only at what the
+# daemon logs from now on (an earlier run of the same event does not count)
+log_mark() {
+	eval "logmark_$1=$(stat -c %s "$tmp/tandemd-$1.log" 2>/dev/null || echo 0)"
+}
+
+# wait_log a|b PATTERN [SECONDS]: until the node's log has a line matching
+# PATTERN (grep -E) after its mark
+wait_log() {
+	wl_end=$(($(date +%s) + ${3:-30}))
+	until log_since_mark "$1" | grep -Eq -- "$2"; do
+		if [ "$(date +%s)" -gt "$wl_end" ]; then
+			echo "--- $(node_name "$1")"; tail -n 40 "$tmp/tandemd-$1.log"
+			fail "$(node_name "$1") did not log '$2' in ${3:-30} s"
+		fi
+		sleep 0.1
+	done
+}
+log_since_mark() {
+	eval "lm=\${logmark_$1:-0}"
+	f=$tmp/tandemd-$1.log
+	# a log truncated since the mark (: >log) is read from its start
+	[ "$(stat -c %s "$f")" -ge "$lm" ] || lm=0
+	tail -c +$((lm + 1)) "$f"
+}
+
+# idle a|b: nothing in flight on the node: no local (lo), peer (pe),
+# unacknowledged (ua) or application (ap) request
+idle() {
+	on "$1" status --json r0 | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["resources"][0]["volumes"][0]["counters"]
+sys.exit(0 if c["lo"] == c["pe"] == c["ua"] == c["ap"] == 0 else 1)'
+}
+
+# wait_idle a|b [SECONDS]
+wait_idle() {
+	wi_end=$(($(date +%s) + ${2:-30}))
+	until idle "$1"; do
+		[ "$(date +%s)" -le "$wi_end" ] || fail "$(node_name "$1") still has requests in flight \
+after ${2:-30} s: $(on "$1" status --json r0 | tr -d ' \n' | grep -o '"counters":{[^}]*}')"
+		sleep 0.1
+	done
+}
+
 nbd_uri_of() { echo "nbd+unix:///r0?socket=$tmp/run-$1/r0.nbd"; }
 
 # same_data: the data areas of both backing files are identical

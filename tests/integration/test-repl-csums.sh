@@ -22,7 +22,10 @@ start_pair() {
 	write_repl_conf "$tmp/t.conf" "connect-int 1; timeout 5; $1"
 	blank_pair
 	nbdcopy "$tmp/src" "$(nbd_uri_of a)"
-	sleep 0.5
+	# protocol C: every write nbdcopy saw acknowledged is on bob's disk;
+	# nothing may still be in flight on either node
+	wait_idle a
+	wait_idle b
 	same_data "after the first copy"
 }
 
@@ -82,7 +85,10 @@ echo "ok: csums-after-crash-only: no crash, $copied KiB copied without checksums
 # ... but after a crash of the Primary its hot extents resync by checksum:
 # they are all equal, so nothing travels
 nbdcopy "$tmp/both" "$(nbd_uri_of a)"
-sleep 0.5
+# the crash comes after every write is acknowledged by both disks (protocol
+# C), so bob holds the same data and the checksums must all be equal
+wait_idle a
+wait_idle b
 kill -9 "$pid_a"
 wait "$pid_a" 2>/dev/null || true
 pid_a=

@@ -23,7 +23,9 @@ sed -i "s|^}|	handlers { out-of-sync \"$tmp/oos-handler\"; }\n}|" "$tmp/t.conf"
 blank_pair
 head -c 16M /dev/urandom >"$tmp/src"
 nbdcopy "$tmp/src" "$(nbd_uri_of a)"
-sleep 0.5
+# protocol C: what nbdcopy saw acknowledged is on bob's disk
+wait_idle a
+wait_idle b
 same_data "before the corruption"
 
 # verify_and_wait NODE [ARGS]: run verify, wait until it is over
@@ -35,7 +37,7 @@ verify_and_wait() {
 	i=0
 	until grep -q 'Online verify found' "$tmp/tandemd-$n.log"; do
 		i=$((i + 1))
-		[ $i -lt 300 ] || { tail -n 30 "$tmp/tandemd-$n.log"; fail "verify did not finish"; }
+		[ $i -lt 600 ] || { tail -n 30 "$tmp/tandemd-$n.log"; fail "verify did not finish in 60 s"; }
 		sleep 0.1
 	done
 	wait_for "$n" connection Connected
@@ -74,7 +76,7 @@ grep -q 'Out of sync: start=10256, size=16 (sectors)' "$tmp/tandemd-a.log" ||
 [ "$(field b oos)" = 12 ] || fail "bob oos is $(field b oos) KiB, expected 12"
 i=0
 until [ -s "$tmp/oos-ran" ]; do
-	i=$((i + 1)); [ $i -lt 50 ] || fail "out-of-sync handler did not run"; sleep 0.1
+	i=$((i + 1)); [ $i -lt 300 ] || fail "out-of-sync handler did not run in 30 s"; sleep 0.1
 done
 grep -q '^r0 0$' "$tmp/oos-ran" || fail "handler environment: $(cat "$tmp/oos-ran")"
 echo "ok: verify finds exactly the 3 corrupt blocks, logs 2 ranges, oos 12 KiB, runs the handler"
