@@ -37,21 +37,39 @@ nbdcopy "$tmp/src" "$(nbd_uri_of a)"
 # invalidate on bob: a full resync from alice, paused and resumed
 on b pause-sync r0
 on b invalidate r0
+nr0=$(field b nr)
 wait_for b connection PausedSyncT 20
 wait_for b disk Inconsistent
-sleep 0.5
+# the progress object, once the bitmap exchange has counted the blocks
+sync_counted() {
+	on b status --json r0 | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["resources"][0]["volumes"][0].get("sync")
+sys.exit(0 if s and s["total_kib"] >= 60000 else 1)'
+}
+wait_until 30 "bob's progress to count the 64 MiB to resync" sync_counted
+# pause-sync came before invalidate: the resync was paused from its start,
+# so nothing may have been copied up to now
 on b status --json r0 | python3 -c '
 import json, sys
 v = json.load(sys.stdin)["resources"][0]["volumes"][0]
 s = v["sync"]
 assert v["replication"] == "SyncTarget", v
-assert s["total_kib"] >= 60000 and s["left_kib"] == s["total_kib"], s
+assert s["left_kib"] == s["total_kib"], s
 ' || { on b status --json r0; fail "progress while paused"; }
+[ "$(field b nr)" = "$nr0" ] || fail "bob received $(( $(field b nr) - nr0 )) KiB while paused"
 on b status r0 | grep -q "sync'ed:" || { on b status r0; fail "no progress bar in status"; }
 echo "ok: invalidate + pause-sync: PausedSyncT, nothing copied, progress in status"
 on b resume-sync r0
 wait_for b connection SyncTarget 20
-sleep 1
+# progress and speed once some blocks are copied (or the resync is over)
+sync_moving() {
+	on b status --json r0 | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["resources"][0]["volumes"][0].get("sync")
+sys.exit(0 if s is None or s["left_kib"] < s["total_kib"] else 1)'
+}
+wait_until 30 "the resync to copy blocks after resume-sync" sync_moving
 on b status --json r0 | python3 -c '
 import json, sys
 v = json.load(sys.stdin)["resources"][0]["volumes"][0]
