@@ -33,9 +33,9 @@ stuck=$!
 # 1 s of disk-timeout, then the disk fails; the watchdog looks every 100 ms
 i=0
 until grep -q 'failed to meet the disk-timeout' "$tmp/tandemd-a.log"; do
-	i=$((i + 1)); [ $i -lt 50 ] || fail "disk-timeout did not fire"; sleep 0.1
+	i=$((i + 1)); [ $i -lt 300 ] || fail "disk-timeout did not fire in 30 s"; sleep 0.1
 done
-wait_for a disk Failed 5
+wait_for a disk Failed 30
 sh_a "
 h.pwrite(b'B' * (1 << 20), 8 << 20)
 assert h.pread(1 << 20, 8 << 20) == b'B' * (1 << 20)
@@ -46,7 +46,7 @@ echo "ok: the hanging disk failed after disk-timeout; reads and writes went on t
 
 on a inject-fault none r0
 wait $stuck || fail "the stuck write failed once the disk answered"
-wait_for a disk Diskless 10
+wait_for a disk Diskless 30
 [ "$(field a role)" = Primary ] || fail "alice is no longer Primary"
 echo "ok: once the device answered, the abandoned request returned and the disk was detached"
 
@@ -72,7 +72,17 @@ on a primary r0
 on a inject-fault hang r0
 sh_a "h.pwrite(b'T' * 4096, 20 << 20)" &
 slow=$!
-sleep 2
+# The write is in the hanging disk once lo counts it. No event follows
+# from a disk-timeout that is not set, so this observes a window: 2 s from
+# that moment, twice the 1 s disk-timeout that fired above and 20 periods
+# of the 100 ms watchdog; the write must still hang at its end (else the
+# window proved nothing).
+wait_for a lo 1 30
+sleep 2 # the observation window, see above
+still_hung=$(kill -0 $slow 2>/dev/null && echo yes || echo no)
+[ "$(field a lo)" = 1 ] && [ "$still_hung" = yes ] ||
+	fail "the slow write did not hang for the whole window (lo $(field a lo), client $still_hung)"
+[ "$(field a disk)" = UpToDate ] || fail "without disk-timeout the disk is $(field a disk) while slow"
 on a inject-fault none r0
 wait $slow || fail "the slow write failed"
 [ "$(field a disk)" = UpToDate ] || fail "without disk-timeout the disk is $(field a disk)"
@@ -86,10 +96,10 @@ on b adjust r0 || fail "adjust bob (no disk-timeout)"
 on b inject-fault hang r0
 sh_a "h.pwrite(b'U' * 4096, 24 << 20)" &
 waiting=$!
-wait_for a pe 1 5
-wait_for b ua 1 5
+wait_for a pe 1 30
+wait_for b ua 1 30
 on b inject-fault none r0
 wait $waiting || fail "the write that waited for bob failed"
-wait_for a pe 0 5
-wait_for b ua 0 5
+wait_for a pe 0 30
+wait_for b ua 0 30
 echo "ok: pe on alice and ua on bob count a write waiting for bob's disk, then return to 0"

@@ -52,7 +52,12 @@ except nbd.Error:
     pass
 " 2>/dev/null &
 client=$!
-sleep 2
+# kill -9 once 200 writes are acknowledged, not after a guessed time
+acked_200() {
+	kill -0 "$client" 2>/dev/null || fail "the writer died before the kill"
+	[ "$(wc -l <"$tmp/acked" 2>/dev/null || echo 0)" -ge 200 ]
+}
+wait_until 60 "200 acknowledged writes before the kill" acked_200
 kill -9 "$pid_a"
 wait "$pid_a" 2>/dev/null || true
 pid_a=

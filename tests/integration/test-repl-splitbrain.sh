@@ -227,14 +227,16 @@ echo "ok: call-pri-lost-after-sb: the losing Primary gave up the role"
 fresh 'after-sb-0pri discard-node-alice; after-sb-1pri call-pri-lost-after-sb;'
 split 1024 256
 on b secondary r0
-nbdsh_ -u "$(nbd_uri_of a)" -c 'import time; time.sleep(20)' &
+# a holder that stays until it is killed (a simple command, so that $! is
+# nbdsh itself), counted by alice before the reconnect
+PATH=/usr/bin:$PATH nbdsh -u "$(nbd_uri_of a)" -c 'import time; time.sleep(300)' &
 holder=$!
-sleep 1
+wait_for a clients 1 30
 reconnect
 refused "1pri call-pri-lost-after-sb (alice in use)" a
 i=0
 until [ -e "$tmp/pri-lost-ran" ]; do
-	i=$((i + 1)); [ $i -lt 50 ] || fail "pri-lost-after-sb did not run"; sleep 0.1
+	i=$((i + 1)); [ $i -lt 300 ] || fail "pri-lost-after-sb did not run in 30 s"; sleep 0.1
 done
 [ "$(field a role)" = Primary ] || fail "alice gave up the role while in use"
 kill $holder 2>/dev/null || true
