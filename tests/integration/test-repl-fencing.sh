@@ -15,11 +15,16 @@
 requires nbdsh
 requires python3
 
+# fence-peer: its verdict is $tmp/fence-code; while $tmp/fence-hold exists
+# it does not give it (the test removes the file to let it go on; 5
+# minutes at most), so that "while fence-peer runs" is a state of the
+# test, not a guess about how long a sleep lasts
 cat >"$tmp/fence-peer" <<EOF
 #!/bin/sh
 env >"$tmp/fence-env"
 echo "\$(hostname) \$TANDEM_ROLE" >>"$tmp/fence-ran"
-sleep "\$(cat "$tmp/fence-sleep" 2>/dev/null || echo 0)"
+i=0
+while [ -e "$tmp/fence-hold" ] && [ \$i -lt 3000 ]; do i=\$((i + 1)); sleep 0.1; done
 exit "\$(cat "$tmp/fence-code")"
 EOF
 cat >"$tmp/unfence-peer" <<EOF
@@ -32,7 +37,7 @@ chmod +x "$tmp/fence-peer" "$tmp/unfence-peer"
 setup() {
 	stop_pair
 	heal_link # a case may end with the link cut
-	rm -f "$tmp/fence-ran" "$tmp/unfence-ran" "$tmp/fence-env"
+	rm -f "$tmp/fence-ran" "$tmp/unfence-ran" "$tmp/fence-env" "$tmp/fence-hold"
 	new_image "$tmp/a.img" 32M
 	new_image "$tmp/b.img" 32M
 	write_repl_conf "$tmp/t.conf" 'protocol C; ping-int 1; ping-timeout 5; connect-int 1; timeout 5;' \
@@ -63,12 +68,33 @@ wait_fencing() {
 	done
 }
 
-# write_bg: a 4 KiB write with FUA through alice's export, in the background
+hold_verdict() { : >"$tmp/fence-hold"; }
+give_verdict() { rm -f "$tmp/fence-hold"; }
+
+# write_bg OFFSET: a 4 KiB write with FUA through alice's export, in the
+# background (a simple command: $! is nbdsh); returns once the client is
+# connected and about to send the write ($tmp/writing)
 write_bg() {
-	nbdsh_ -u "$(nbd_uri_of a)" -c "h.pwrite(b'x' * 4096, $1, nbd.CMD_FLAG_FUA)" &
+	rm -f "$tmp/writing"
+	PATH=/usr/bin:$PATH nbdsh -u "$(nbd_uri_of a)" \
+		-c "open('$tmp/writing', 'w').close(); h.pwrite(b'x' * 4096, $1, nbd.CMD_FLAG_FUA)" &
 	writer=$!
+	wait_until 30 "the writer to connect to alice's export" writing
 }
+writing() { [ -e "$tmp/writing" ] || ! still_running "$writer"; }
 still_running() { kill -0 "$1" 2>/dev/null; }
+writer_done() { ! still_running "$writer"; }
+
+# frozen_window: the write must not complete while I/O is frozen. Nothing
+# the daemon shows tells that the write reached it and waits (a request
+# blocked by the freeze is counted nowhere), so this observes a window: 1 s
+# from the moment the client sends it, far longer than a write to a local
+# file takes; fence-peer is held, so the freeze cannot end by itself
+# meanwhile.
+frozen_window() {
+	sleep 1 # the observation window, see above
+	still_running $writer || fail "$1: a write completed while I/O was frozen"
+}
 
 # ---- with fencing, disks attach Consistent; connected with the same data
 # they are UpToDate again (else nothing could be promoted)
@@ -79,26 +105,26 @@ on b down r0
 on a up r0
 on b up r0
 on a wait-connect --timeout 20 r0 >/dev/null || fail "reconnect after down/up"
-wait_for a disk UpToDate 10
-wait_for b disk UpToDate 10
+wait_for a disk UpToDate 30
+wait_for b disk UpToDate 30
 grep -q 'disk( Attaching -> Consistent ) attach' "$tmp/tandemd-a.log" || fail "alice did not attach Consistent"
 on a primary r0 || fail "promotion after down/up"
 echo "ok: fencing: disks attach Consistent and become UpToDate when connected with the same data"
 
 # ---- resource-only
+# fence-peer is held until the write is done: had the write waited for it,
+# it would not complete at all
 echo 4 >"$tmp/fence-code"
-echo 3 >"$tmp/fence-sleep"
+hold_verdict
 cut_link
-wait_fencing a running true 15
+wait_fencing a running true 30
 write_bg 0
-i=0
-while still_running $writer; do
-	i=$((i + 1)); [ $i -lt 20 ] || fail "resource-only: a write waited for fence-peer"; sleep 0.1
-done
+wait_until 30 "resource-only: the write to complete while fence-peer runs" writer_done
 wait $writer || fail "resource-only: the write failed"
-[ "$(fencing a running)" = true ] || fail "resource-only: the write took as long as the handler"
+[ "$(fencing a running)" = true ] || fail "resource-only: fence-peer ended while held"
 [ "$(fencing a io_frozen)" = false ] || fail "resource-only froze I/O"
-wait_for a peer_disk Outdated 15
+give_verdict
+wait_for a peer_disk Outdated 30
 grep -q 'fence-peer helper returned 4 (peer is outdated)' "$tmp/tandemd-a.log" || fail "verdict not logged"
 grep -q "^DRBD_RESOURCE=r0$" "$tmp/fence-env" && grep -q "^DRBD_PEER_ADDRESS=$ip_b$" "$tmp/fence-env" ||
 	fail "fence-peer environment"
@@ -109,7 +135,7 @@ wait_for a connection Connected 30
 on a wait-sync --timeout 30 r0 >/dev/null || fail "resync after the heal"
 i=0
 until [ -s "$tmp/unfence-ran" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "unfence-peer did not run"; sleep 0.1
+	i=$((i + 1)); [ $i -lt 300 ] || fail "unfence-peer did not run in 30 s"; sleep 0.1
 done
 grep -q '^r0 UpToDate UpToDate$' "$tmp/unfence-ran" || fail "unfence-peer ran before both were UpToDate: $(cat "$tmp/unfence-ran")"
 [ "$(fencing a peer_outdated)" = false ] || fail "PEER_OUT_DATED not cleared"
@@ -119,14 +145,14 @@ echo "ok: resource-only: after the heal, resync, then unfence-peer with both UpT
 # ---- resource-and-stonith: frozen until the verdict
 setup resource-and-stonith
 echo 7 >"$tmp/fence-code"
-echo 6 >"$tmp/fence-sleep"
+hold_verdict
 cut_link
-wait_fencing a running true 15
+wait_fencing a running true 30
 [ "$(fencing a io_frozen)" = true ] || fail "stonith: I/O not frozen"
 write_bg 8192
-sleep 1
-still_running $writer || fail "stonith: a write completed while fencing ran"
+frozen_window "stonith"
 on a status r0 | grep -q 'I/O frozen by fencing' || { on a status r0; fail "status does not say I/O is frozen"; }
+give_verdict
 wait $writer || fail "stonith: the frozen write failed"
 [ "$(fencing a io_frozen)" = false ] || fail "stonith: still frozen after the verdict"
 [ "$(field a peer_disk)" = Outdated ] || fail "stonith: peer not Outdated"
@@ -137,15 +163,14 @@ wait_for a connection Connected 30
 on a wait-sync --timeout 30 r0 >/dev/null || fail "resync after the heal"
 
 # ---- resource-and-stonith, broken handler: frozen until resume-io
+# (fence-peer has given its verdict here: the freeze only ends by resume-io)
 echo 1 >"$tmp/fence-code"
-echo 0 >"$tmp/fence-sleep"
 cut_link
-wait_fencing a last_result 1 15
+wait_fencing a last_result 1 30
 [ "$(fencing a io_frozen)" = true ] || fail "broken handler: I/O not frozen"
 grep -q 'fence-peer helper broken, returned 1' "$tmp/tandemd-a.log" || fail "broken handler not logged"
 write_bg 16384
-sleep 1
-still_running $writer || fail "broken handler: a write completed"
+frozen_window "broken handler"
 on a resume-io r0 || fail "resume-io"
 wait $writer || fail "the write after resume-io failed"
 [ "$(fencing a io_frozen)" = false ] || fail "resume-io did not lift the freeze"
@@ -160,18 +185,20 @@ wait_for a connection Connected 30
 on a wait-sync --timeout 30 r0 >/dev/null || fail "resync after the heal"
 
 # ---- resource-and-stonith: the peer comes back before the verdict
+# fence-peer is held until alice is connected again: its verdict comes late
 echo 4 >"$tmp/fence-code"
-echo 10 >"$tmp/fence-sleep"
+hold_verdict
 cut_link
-wait_fencing a running true 15
+wait_fencing a running true 30
 write_bg 24576
-sleep 0.5
-still_running $writer || fail "reconnect case: a write completed while frozen"
+frozen_window "reconnect case"
 heal_link
 wait_for a connection Connected 30
 wait $writer || fail "the write after the reconnect failed"
 [ "$(fencing a io_frozen)" = false ] || fail "the reconnect did not lift the freeze"
-wait_fencing a running false 15
+[ "$(fencing a running)" = true ] || fail "reconnect case: fence-peer ended while held"
+give_verdict
+wait_fencing a running false 30
 grep -q 'fence-peer helper returned 4 (peer is outdated), ignored: connected again' "$tmp/tandemd-a.log" ||
 	fail "the late verdict was not ignored"
 [ "$(field a peer_disk)" = UpToDate ] || on a wait-sync --timeout 30 r0 >/dev/null
@@ -181,9 +208,8 @@ echo "ok: resource-and-stonith: the peer's return lifts the freeze; the late ver
 setup resource-only
 on a secondary r0
 echo 1 >"$tmp/fence-code"
-echo 0 >"$tmp/fence-sleep"
 cut_link
-wait_for b connection WFConnection 15
+wait_for b connection WFConnection 30
 rm -f "$tmp/fence-ran"
 set +e
 on b primary r0 >"$tmp/out" 2>&1
@@ -212,9 +238,8 @@ echo "ok: outdate: a disconnected Secondary becomes Outdated; a Primary refuses 
 setup resource-only
 on a secondary r0
 echo 1 >"$tmp/fence-code"
-echo 0 >"$tmp/fence-sleep"
 cut_link
-wait_for b connection WFConnection 15
+wait_for b connection WFConnection 30
 on b primary --force r0 || fail "primary --force"
 grep -q 'Forced into split brain situation!' "$tmp/tandemd-b.log" || fail "the forced split brain is not logged"
 [ "$(field b peer_disk)" = Outdated ] || fail "primary --force: peer disk $(field b peer_disk)"
