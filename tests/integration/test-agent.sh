@@ -51,7 +51,7 @@ if [ -f "$dtd" ]; then
 		fail "meta-data breaks ra-api-1.dtd beyond reload-agent and reloadable"
 	echo "ok: meta-data is valid against resource-agents' ra-api-1.dtd (as ocf-tester checks it)"
 else
-	echo "not checked: $dtd is missing (package resource-agents)"
+	skip_part "meta-data against ra-api-1.dtd: $dtd is missing (package resource-agents)"
 fi
 rng=/usr/share/resource-agents/metadata.rng
 if [ -f "$rng" ]; then
@@ -61,6 +61,8 @@ if [ -f "$rng" ]; then
 	xmllint --noout --relaxng "$rng" "$tmp/md-noreload.xml" 2>"$tmp/xmllint.err" ||
 		{ cat "$tmp/xmllint.err"; fail "meta-data does not validate against $rng"; }
 	echo "ok: meta-data validates against resource-agents' metadata.rng (reloadable aside)"
+else
+	skip_part "meta-data against metadata.rng: $rng is missing (package resource-agents)"
 fi
 # The OCF 1.1 schema: Debian has no OCF-spec package, but pcs ships
 # ra-api 1.1 as /usr/share/pcs/data/ocf-1.1.rng (OCF_RA_API_RNG overrides).
@@ -105,12 +107,18 @@ for p in resource config run_dir node tandemd; do
 done
 echo "ok: meta-data: OCF 1.1, the actions, role monitors at $ip and $iu, the parameters"
 if command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
-	runuser -u nobody -- "$TANDEM_AGENT" meta-data >"$tmp/md-nobody.xml" 2>&1 ||
-		echo "not checked: meta-data as nobody (cannot run $TANDEM_AGENT as nobody)"
-	if [ -s "$tmp/md-nobody.xml" ]; then
+	if ! runuser -u nobody -- test -x "$TANDEM_AGENT"; then
+		skip_part "meta-data as nobody: nobody cannot execute $TANDEM_AGENT (its directory)"
+	else
+		rc=0
+		runuser -u nobody -- "$TANDEM_AGENT" meta-data >"$tmp/md-nobody.xml" 2>"$tmp/md-nobody.err" ||
+			rc=$?
+		[ $rc -eq 0 ] || { cat "$tmp/md-nobody.err"; fail "meta-data as nobody: exit $rc"; }
 		cmp -s "$md" "$tmp/md-nobody.xml" || fail "meta-data as nobody differs"
 		echo "ok: meta-data as nobody"
 	fi
+else
+	skip_part "meta-data as nobody: no runuser or no user nobody"
 fi
 set +e
 "$TANDEM_AGENT" frobnicate >/dev/null 2>&1
@@ -245,7 +253,7 @@ time.sleep(60)' >/dev/null 2>&1 &
 	wait "$client" 2>/dev/null || true
 	wait_for a clients 0 10
 else
-	echo "not checked: demote refused while in use (nbdsh is not installed)"
+	skip_part "demote refused while in use: nbdsh is not installed"
 fi
 ra_clone a demote
 expect 0 "demote the Primary" "is Secondary"
@@ -421,7 +429,7 @@ if [ -d /usr/lib/ocf/resource.d ] && command -v crm_resource >/dev/null 2>&1; th
 	done
 	kill_spawned
 else
-	echo "not checked: crm_resource --validate and --force-* (no /usr/lib/ocf/resource.d)"
+	skip_part "crm_resource --validate and --force-*: no /usr/lib/ocf/resource.d or no crm_resource"
 fi
 
 # ---------------------------------------------------------------- ocf-tester
@@ -438,5 +446,5 @@ if [ -x /usr/sbin/ocf-tester ]; then
 		{ cat "$tmp/ocf-tester.out"; fail "ocf-tester did not pass all tests"; }
 	echo "ok: ocf-tester passed all tests (no cluster: scores not published, a warning)"
 else
-	echo "not checked: ocf-tester (install resource-agents)"
+	skip_part "ocf-tester: /usr/sbin/ocf-tester is missing (package resource-agents)"
 fi
