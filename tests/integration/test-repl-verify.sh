@@ -32,14 +32,9 @@ same_data "before the corruption"
 verify_and_wait() {
 	n=$1
 	shift
-	: >"$tmp/tandemd-$n.log.mark"
+	log_mark "$n" # an earlier verify's result does not count
 	on "$n" verify "$@" r0 || fail "verify refused"
-	i=0
-	until grep -q 'Online verify found' "$tmp/tandemd-$n.log"; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || { tail -n 30 "$tmp/tandemd-$n.log"; fail "verify did not finish in 60 s"; }
-		sleep 0.1
-	done
+	wait_log "$n" 'Online verify found' 60
 	wait_for "$n" connection Connected
 }
 
