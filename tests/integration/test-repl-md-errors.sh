@@ -14,15 +14,7 @@ new_image "$tmp/a.img" 32M
 new_image "$tmp/b.img" 32M
 write_repl_conf "$tmp/t.conf" 'protocol C; connect-int 1; timeout 5;' \
 	'resync-rate 100M; c-plan-ahead 0; on-io-error pass_on;'
-on a create-md --force r0 >/dev/null
-on b create-md --force r0 >/dev/null
-start_node a
-start_node b
-on a up r0
-on b up r0
-on a wait-connect --timeout 20 r0 >/dev/null || fail "wait-connect"
-on a primary --force r0
-on b wait-sync --timeout 60 r0 >/dev/null || fail "initial sync"
+blank_pair # blank disks in sync, alice Primary
 
 sh_a() { PATH=/usr/bin:$PATH nbdsh -u "$(nbd_uri_of a)" -c "$1"; }
 sh_a "h.pwrite(b'A' * (1 << 20), 0); h.flush()" || fail "first write"
