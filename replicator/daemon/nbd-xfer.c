@@ -414,12 +414,14 @@ static int start_write(struct nbd_xfer *x, const struct nbd_request *req, struct
 		/* no local disk (or it just failed): to the peer only, which
 		 * marks the blocks as missing here (P_OUT_OF_SYNC first) */
 		op->diskless = true;
-		op->legs = 1;
+		op->legs = 2; /* the peer's, and ours until peer_submit returns: its
+			       * ack may come (and free op) before the send returns */
 		peer_mark_missing(x->v->res, x->v, req->offset, req->length);
 		rc = peer_submit(x->v->res, x->v, WIRE_P_DATA, req->offset, req->length, op->buf,
 				 dp, net_done, op);
-		if (rc <= 0)
-			op_queue(op, rc < 0 ? rc : -EIO);
+		if (rc <= 0) /* not sent: no ack will come */
+			net_done(op, -EIO);
+		leg_done(op);
 		return 0;
 	}
 	if (rc < 0) {
