@@ -73,6 +73,10 @@ client_acked() {
 client_write() {
 	cw_node=$1
 	cw_count=$2
+	# a line cut short by an older writer's death must not swallow our first
+	if [ -s "$CLIENT_LEDGER" ] && [ -n "$(tail -c 1 "$CLIENT_LEDGER")" ]; then
+		echo >>"$CLIENT_LEDGER"
+	fi
 	cw_before=$(client_acked)
 	# sequence numbers are never reused, not even an unacknowledged one's
 	cw_first=$(($(awk 'NF == 3 && $1 > m { m = $1 }
@@ -88,9 +92,11 @@ for seq in range(first, first + count):
     head = b'tandem-client seq=%d off=%d\n' % (seq, off)
     buf = head + os.urandom(4096 - len(head))
     sha = hashlib.sha256(buf).hexdigest()
-    print('issued %d %d %s' % (seq, off, sha), flush=True)
+    # one write(2) per line: print() writes the newline separately, and a
+    # writer killed between the two leaves a line the next one runs into
+    os.write(1, b'issued %d %d %s\n' % (seq, off, sha.encode()))
     h.pwrite(buf, off, flags)
-    print('%d %d %s' % (seq, off, sha), flush=True)
+    os.write(1, b'%d %d %s\n' % (seq, off, sha.encode()))
 if not flags:
     h.flush()
 " >>"$CLIENT_LEDGER"

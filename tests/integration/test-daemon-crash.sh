@@ -28,9 +28,11 @@ while True:
     buf = b'crash seq=%d off=%d\n' % (seq, off)
     buf += os.urandom(4096 - len(buf))
     sha = hashlib.sha256(buf).hexdigest()
-    print('issued %d %d %s' % (seq, off, sha), flush=True)
+    # one write(2) per line: print() writes the newline separately, and a
+    # writer killed between the two leaves a line the next one runs into
+    os.write(1, b'issued %d %d %s\n' % (seq, off, sha.encode()))
     h.pwrite(buf, off, nbd.CMD_FLAG_FUA)
-    print('%d %d %s' % (seq, off, sha), flush=True)
+    os.write(1, b'%d %d %s\n' % (seq, off, sha.encode()))
 " >"$ledger" 2>/dev/null &
 writer=$!
 # kill -9 once 300 writes are acknowledged, not after a guessed time
