@@ -90,12 +90,9 @@ static void persist_peer_outdated(struct resource *r, bool on)
 /* Lift susp_fen: frozen writes go on, held ones complete. */
 static void unfreeze(struct resource *r, const char *why)
 {
-	struct state ns = resource_state(r);
-
-	if (!ns.susp_fen)
+	if (!resource_state(r).susp_fen)
 		return;
-	ns.susp_fen = false;
-	resource_set_state(r, &ns, why);
+	state_change_flag(r, SC_SUSP_FEN, false, why);
 	pthread_mutex_lock(&r->st_lock);
 	pthread_cond_broadcast(&r->fence_cond);
 	pthread_mutex_unlock(&r->st_lock);
@@ -150,7 +147,6 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 				"fence-peer helper returned 6 (peer is primary), but this node is "
 				"Primary too: refusing to outdate myself; resolve the split by hand");
 		} else {
-			struct state ns = s;
 			unsigned int i;
 
 			for (i = 0; i < r->n_vols; i++) {
@@ -158,14 +154,13 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 
 				pthread_mutex_lock(&v->lock);
 				if (v->md && v->disk > DISK_OUTDATED) {
-					v->disk = DISK_OUTDATED;
+					state_change_disk(v, DISK_OUTDATED,
+							  "fence-peer: peer is primary, outdating myself");
 					v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
 					volume_sync_sb(v);
 				}
 				pthread_mutex_unlock(&v->lock);
 			}
-			ns.disk = s.disk > DISK_OUTDATED ? DISK_OUTDATED : s.disk;
-			resource_set_state(r, &ns, "fence-peer: peer is primary, outdating myself");
 		}
 		break;
 	case 7:
@@ -188,7 +183,7 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 		log_res(LOG_NOTICE, r->name, "fence-peer helper returned %d (%s)", code,
 			verdict_text(code));
 	if (pdsk <= DISK_OUTDATED) {
-		resource_set_conn(r, s.conn, s.peer, pdsk, "fence-peer");
+		state_change_conn(r, s.conn, s.peer, pdsk, "fence-peer");
 		persist_peer_outdated(r, true);
 		pthread_mutex_lock(&r->st_lock);
 		r->fence_placed = true;
@@ -240,17 +235,16 @@ static void start_fence(struct resource *r)
  */
 void fence_conn_lost(struct resource *r)
 {
-	struct state s = resource_state(r), ns;
+	struct state s = resource_state(r);
 	enum state_fencing f = policy(r);
 
 	if (f == FENCING_DONT_CARE || s.role != ROLE_PRIMARY || s.conn < CONN_CONNECTED ||
 	    s.pdsk <= DISK_OUTDATED)
 		return;
 	if (f == FENCING_RESOURCE_AND_STONITH) {
-		ns = s;
-		ns.susp_fen = true;
 		resource_freeze(r, true);
-		resource_set_state(r, &ns, "lost the peer: I/O frozen until fence-peer's verdict");
+		state_change_flag(r, SC_SUSP_FEN, true,
+				  "lost the peer: I/O frozen until fence-peer's verdict");
 	}
 	start_fence(r);
 }

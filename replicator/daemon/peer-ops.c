@@ -197,7 +197,7 @@ int peer_skip_initial_sync(struct resource *r)
 		gi_new_current_clear_bitmap(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
-		v->disk = DISK_UPTODATE;
+		state_change_disk(v, DISK_UPTODATE, "new-current-uuid --clear-bitmap");
 		bitmap_clear_all(v->bm);
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
@@ -327,7 +327,7 @@ void peer_show_sync_state(struct resource *r)
 		c = c == CONN_SYNCSOURCE ? CONN_PAUSEDSYNCS : CONN_PAUSEDSYNCT;
 	pthread_mutex_unlock(&p->lock);
 	if (c != s.conn)
-		resource_set_conn(r, c, s.peer, s.pdsk, NULL);
+		state_change_conn(r, c, s.peer, s.pdsk, NULL);
 }
 
 /* A resync of r ended: the resources that resync after r may go on

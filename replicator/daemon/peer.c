@@ -8,7 +8,7 @@
  * One thread per resource runs the connection: it establishes it, runs
  * the handshake (sync.c) and then receives the data stream (repl.c);
  * a second thread receives the meta stream (acks, pings) while connected.
- * State changes go through resource_set_state(), which may be called from
+ * State changes go through state_change(), which may be called from
  * any thread.
  */
 #include "config.h"
@@ -52,7 +52,7 @@ void peer_set_conn(struct peer *p, enum state_conn c, const char *why)
 {
 	struct state s = resource_state(p->r);
 
-	resource_set_conn(p->r, c, s.peer, s.pdsk, why);
+	state_change_conn(p->r, c, s.peer, s.pdsk, why);
 }
 
 /* ---------------------------------------------------------------- sockets */
@@ -729,8 +729,8 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 	r->peer = p;
 	/* StandAlone -> Unconnected -> WFConnection, as the state table says */
 	if (resource_state(r).conn == CONN_STANDALONE)
-		resource_set_conn(r, CONN_UNCONNECTED, ROLE_UNKNOWN, DISK_DUNKNOWN, "connect");
-	resource_set_conn(r, CONN_WFCONNECTION, ROLE_UNKNOWN, DISK_DUNKNOWN, NULL);
+		state_change_conn(r, CONN_UNCONNECTED, ROLE_UNKNOWN, DISK_DUNKNOWN, "connect");
+	state_change_conn(r, CONN_WFCONNECTION, ROLE_UNKNOWN, DISK_DUNKNOWN, NULL);
 	if (pthread_create(&p->thread, NULL, peer_thread, p) != 0) {
 		r->peer = NULL;
 		if (p->lfd >= 0)
@@ -784,5 +784,5 @@ void peer_stop(struct resource *r)
 	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
 	free(p);
-	resource_set_conn(r, CONN_STANDALONE, ROLE_UNKNOWN, DISK_DUNKNOWN, "disconnect");
+	state_change_conn(r, CONN_STANDALONE, ROLE_UNKNOWN, DISK_DUNKNOWN, "disconnect");
 }

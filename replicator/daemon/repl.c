@@ -567,7 +567,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 	peer_show_sync_state(p->r);
 	s = resource_state(p->r);
 	if (s.peer != pkt->u.state.role || s.pdsk != pkt->u.state.disk)
-		resource_set_conn(p->r, s.conn, (enum state_role)pkt->u.state.role,
+		state_change_conn(p->r, s.conn, (enum state_role)pkt->u.state.role,
 				  (enum state_disk)pkt->u.state.disk, NULL);
 	if (pv->repl == CONN_SYNCSOURCE && pkt->u.state.disk == DISK_UPTODATE) {
 		/* the target finished: its bits are ours to clear */
@@ -582,7 +582,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
 		pthread_mutex_unlock(&v->lock);
-		pv->repl = CONN_CONNECTED;
+		state_change_repl(p->r, v, CONN_CONNECTED, "resync done (as SyncSource)");
 		log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (as SyncSource)", v->vnr);
 		resync_log_csums(p, pv);
 		resource_sync_done(p->r, v);
@@ -606,7 +606,7 @@ static int on_uuids(struct peer *p, const struct wire_pkt *pkt)
 		v->sb.uuid[MD_UI_CURRENT] = gi_mask(pkt->u.uuids.uuid[GI_CURRENT]);
 		v->sb.uuid[MD_UI_BITMAP] = 0;
 		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
-		v->disk = DISK_UPTODATE;
+		state_change_disk(v, DISK_UPTODATE, "the peer skipped the initial sync");
 		bitmap_clear_all(v->bm);
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
@@ -979,7 +979,7 @@ void resource_sync_done(struct resource *r, struct volume *v)
 		return;
 	if (peer_overall(p) == CONN_CONNECTED)
 		pdsk = DISK_UPTODATE;
-	resource_set_conn(r, peer_overall(p), s.peer, pdsk, "resync finished");
+	state_change_conn(r, peer_overall(p), s.peer, pdsk, "resync finished");
 	resource_disk_changed(r);
 	resync_after_changed(r);
 }
@@ -1014,7 +1014,7 @@ int peer_session(struct peer *p)
 
 		__atomic_store_n(&p->live, true, __ATOMIC_RELEASE);
 		resource_freeze(r, false);
-		resource_set_conn(r, peer_overall(p), (enum state_role)p->pv[0].pstate.role,
+		state_change_conn(r, peer_overall(p), (enum state_role)p->pv[0].pstate.role,
 				  peer_overall(p) == CONN_SYNCSOURCE ? DISK_INCONSISTENT
 				  : peer_overall(p) == CONN_SYNCTARGET
 					  ? (enum state_disk)p->pv[0].pstate.disk

@@ -23,11 +23,6 @@ int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *
 	r->d = d;
 	r->cr = cr;
 	r->name = cr->name;
-	r->st.role = ROLE_SECONDARY;
-	r->st.peer = ROLE_UNKNOWN;
-	r->st.disk = DISK_DISKLESS;
-	r->st.pdsk = DISK_DUNKNOWN;
-	r->st.conn = CONN_STANDALONE;
 	pthread_mutex_init(&r->st_lock, NULL);
 	pthread_cond_init(&r->fence_cond, NULL);
 	r->fence_result = -1;
@@ -43,10 +38,10 @@ int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *
 		v->res = r;
 		v->cv = cv;
 		v->vnr = cv->vnr;
-		v->disk = DISK_DISKLESS;
 		pthread_mutex_init(&v->lock, NULL);
 		pthread_cond_init(&v->cond, NULL);
 	}
+	state_change_init(r);
 	return 0;
 }
 
@@ -80,145 +75,7 @@ struct resource *resource_find(struct tandemd *d, const char *name)
 	return NULL;
 }
 
-/* The worst disk state of the volumes is the resource's. */
-static enum state_disk worst_disk(const struct resource *r)
-{
-	enum state_disk d = DISK_UPTODATE;
-	unsigned int i;
-
-	for (i = 0; i < r->n_vols; i++)
-		if (r->vols[i].disk < d)
-			d = r->vols[i].disk;
-	return r->n_vols ? d : DISK_DISKLESS;
-}
-
-/* A state-change event, handed to the main loop (ctl clients live there). */
-struct state_event {
-	struct tandemd *d;
-	char res[128];
-	const char *what, *old, *new_value; /* static strings */
-};
-
-static void emit_event(void *arg)
-{
-	struct state_event *ev = arg;
-
-	ctl_event(ev->d, ev->res, ev->what, ev->old, ev->new_value);
-	free(ev);
-}
-
-/* Log and announce what changed between os and ns (st_lock held). */
-static void announce(struct resource *r, const struct state *os, const struct state *ns,
-		     const char *why)
-{
-	const struct {
-		const char *what;
-		bool changed;
-		const char *old, *new_value;
-	} ch[] = {
-		{"role", os->role != ns->role, state_role_name(os->role), state_role_name(ns->role)},
-		{"disk", os->disk != ns->disk, state_disk_name(os->disk), state_disk_name(ns->disk)},
-		{"connection", os->conn != ns->conn, state_conn_name(os->conn),
-		 state_conn_name(ns->conn)},
-		{"peer", os->peer != ns->peer, state_role_name(os->peer), state_role_name(ns->peer)},
-		{"peer-disk", os->pdsk != ns->pdsk, state_disk_name(os->pdsk),
-		 state_disk_name(ns->pdsk)},
-		{"susp-fen", os->susp_fen != ns->susp_fen, os->susp_fen ? "1" : "0",
-		 ns->susp_fen ? "1" : "0"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(ch) / sizeof(ch[0]); i++) {
-		struct state_event *ev;
-
-		if (!ch[i].changed)
-			continue;
-		log_res(LOG_NOTICE, r->name, "%s( %s -> %s )%s%s", ch[i].what, ch[i].old,
-			ch[i].new_value, why ? " " : "", why ? why : "");
-		ev = malloc(sizeof(*ev));
-		if (!ev)
-			continue;
-		*ev = (struct state_event){r->d, "", ch[i].what, ch[i].old, ch[i].new_value};
-		snprintf(ev->res, sizeof(ev->res), "%s", r->name);
-		if (defer_call(r->d->defer, emit_event, ev) < 0)
-			free(ev);
-	}
-}
-
-/* Connected, both disks UpToDate: a fence placed earlier can go. */
-static void check_unfence(struct resource *r, const struct state *n)
-{
-	if (n->conn == CONN_CONNECTED && n->disk == DISK_UPTODATE && n->pdsk == DISK_UPTODATE &&
-	    r->fence_placed)
-		fence_both_uptodate(r);
-}
-
 static struct state_ctx ctx_of(const struct resource *r, bool force);
-
-/* Every change the daemon makes is at least a hard change: one the table
- * does not allow is a bug in the code that asked for it (issue 17). For
- * now it is logged, loudly, and made; the next step refuses it. */
-static void check_hard(struct resource *r, const struct state *os, const struct state *ns,
-		       const char *why)
-{
-	struct state_ctx ctx = ctx_of(r, false);
-	enum state_result ss = state_check_how(os, ns, &ctx, STATE_HARD);
-
-	if (ss != SS_SUCCESS)
-		log_res(LOG_WARNING, r->name,
-			"BUG: state change %s/%s/%s/%s -> %s/%s/%s/%s (%s) breaks the state table: "
-			"%s",
-			state_role_name(os->role), state_conn_name(os->conn),
-			state_disk_name(os->disk), state_disk_name(os->pdsk),
-			state_role_name(ns->role), state_conn_name(ns->conn),
-			state_disk_name(ns->disk), state_disk_name(ns->pdsk), why ? why : "-",
-			state_result_text(ss));
-}
-
-void resource_set_state(struct resource *r, const struct state *ns, const char *why)
-{
-	struct state os, n;
-
-	pthread_mutex_lock(&r->st_lock);
-	os = r->st;
-	n = os;
-	n.role = ns->role;
-	n.disk = ns->disk;
-	n.susp_user = ns->susp_user;
-	n.susp_nod = ns->susp_nod;
-	n.susp_fen = ns->susp_fen;
-	n.user_isp = ns->user_isp;
-	check_hard(r, &os, &n, why);
-	r->st = n;
-	announce(r, &os, &n, why);
-	pthread_mutex_unlock(&r->st_lock);
-	check_unfence(r, &n);
-}
-
-void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role peer,
-		       enum state_disk pdsk, const char *why)
-{
-	struct state os, n;
-
-	pthread_mutex_lock(&r->st_lock);
-	os = r->st;
-	n = os;
-	n.conn = conn;
-	n.peer = conn < CONN_CONNECTED ? ROLE_UNKNOWN : peer;
-	if (conn >= CONN_CONNECTED)
-		n.pdsk = pdsk;
-	else if (os.conn >= CONN_CONNECTED)
-		n.pdsk = DISK_DUNKNOWN; /* the link is gone: no longer known */
-	else if (pdsk == DISK_OUTDATED || pdsk == DISK_INCONSISTENT)
-		n.pdsk = pdsk; /* still disconnected: what fencing learnt stays */
-	else
-		n.pdsk = r->peer_outdated ? DISK_OUTDATED : DISK_DUNKNOWN;
-	check_hard(r, &os, &n, why);
-	r->st = n;
-	announce(r, &os, &n, why);
-	pthread_mutex_unlock(&r->st_lock);
-	check_unfence(r, &n);
-}
 
 struct state resource_state(struct resource *r)
 {
@@ -249,7 +106,8 @@ static struct state_ctx ctx_of(const struct resource *r, bool force)
 static bool allowed(struct resource *r, const struct state *ns, bool force, struct reply_err *e)
 {
 	struct state_ctx ctx = ctx_of(r, force);
-	enum state_result ss = state_check(&r->st, ns, &ctx);
+	struct state os = resource_state(r);
+	enum state_result ss = state_check(&os, ns, &ctx);
 
 	if (ss == SS_SUCCESS)
 		return true;
@@ -266,7 +124,7 @@ static bool allowed(struct resource *r, const struct state *ns, bool force, stru
 		snprintf(e->hint, sizeof(e->hint),
 			 "the local disk is %s; 'primary --force' makes it UpToDate if you know "
 			 "this is the data to keep",
-			 state_disk_name(r->st.disk));
+			 state_disk_name(os.disk));
 		break;
 	case SS_PRIMARY_NOP:
 		snprintf(e->hint, sizeof(e->hint),
@@ -284,7 +142,6 @@ static bool allowed(struct resource *r, const struct state *ns, bool force, stru
  * detached (after the disk was repaired or replaced). */
 static int resource_reattach(struct resource *r, struct reply_err *e)
 {
-	struct state ns = r->st;
 	unsigned int i, n = 0;
 	int rc;
 
@@ -293,32 +150,26 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 
 		if (v->md)
 			continue;
-		v->disk = DISK_ATTACHING;
-		if (worst_disk(r) != ns.disk) { /* Diskless -> Attaching first */
-			ns.disk = worst_disk(r);
-			resource_set_state(r, &ns, "attach");
-		}
+		state_change_disk(v, DISK_ATTACHING, "attach");
 		rc = volume_attach(v, e);
 		if (rc < 0) {
-			v->disk = DISK_DISKLESS;
-			ns.disk = worst_disk(r);
-			resource_set_state(r, &ns, "attach failed");
+			state_change_disk(v, DISK_DISKLESS, "attach failed");
 			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
 			return rc;
 		}
-		if (peer_live(r) && ns.pdsk == DISK_UPTODATE) {
+		if (peer_live(r) && resource_state(r).pdsk == DISK_UPTODATE &&
+		    v->disk > DISK_OUTDATED) {
 			/* the peer carried on without this disk: it is behind */
 			pthread_mutex_lock(&v->lock);
 			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
-			v->disk = DISK_OUTDATED;
+			state_change_disk(v, DISK_OUTDATED, "attach: the peer went on without it");
 			volume_sync_sb(v);
 			pthread_mutex_unlock(&v->lock);
 		}
 		n++;
 	}
 	if (n) {
-		ns.disk = worst_disk(r);
-		resource_set_state(r, &ns, "attach");
+		peer_state_changed(r);
 		peer_renegotiate(r); /* a resync brings the disk up to date */
 	}
 	return 0;
@@ -329,7 +180,6 @@ static void disk_watch(void *arg);
 int resource_up(struct resource *r, struct reply_err *e)
 {
 	const struct conf_res *cr;
-	struct state ns;
 	unsigned int i;
 	int rc;
 
@@ -350,11 +200,7 @@ int resource_up(struct resource *r, struct reply_err *e)
 		}
 	}
 	/* Diskless -> Attaching -> what the metadata says (the state table) */
-	for (i = 0; i < r->n_vols; i++)
-		r->vols[i].disk = DISK_ATTACHING;
-	ns = r->st;
-	ns.disk = DISK_ATTACHING;
-	resource_set_state(r, &ns, "attach");
+	state_change_disks(r, DISK_ATTACHING, "attach");
 	for (i = 0; i < r->n_vols; i++) {
 		rc = volume_attach(&r->vols[i], e);
 		if (rc < 0) {
@@ -362,24 +208,17 @@ int resource_up(struct resource *r, struct reply_err *e)
 
 			while (i-- > 0)
 				volume_detach(&r->vols[i], &ignore);
-			for (i = 0; i < r->n_vols; i++)
-				r->vols[i].disk = DISK_DISKLESS;
-			ns = r->st;
-			ns.disk = DISK_DISKLESS;
-			resource_set_state(r, &ns, "attach failed");
+			state_change_disks(r, DISK_DISKLESS, "attach failed");
 			log_res(LOG_ERR, r->name, "attach failed: %s", e->msg);
 			return rc;
 		}
 	}
 	r->up = true;
-	ns = r->st;
-	ns.disk = worst_disk(r);
-	resource_set_state(r, &ns, "attach");
 	for (i = 0; i < r->n_vols; i++)
 		if (r->vols[i].md && (r->vols[i].sb.flags & MDF_PEER_OUT_DATED))
 			r->peer_outdated = true;
 	if (r->peer_outdated) /* fenced before: the peer is known to be Outdated */
-		resource_set_conn(r, r->st.conn, ROLE_UNKNOWN, DISK_OUTDATED, NULL);
+		state_change_conn(r, resource_state(r).conn, ROLE_UNKNOWN, DISK_OUTDATED, NULL);
 	if (!r->disk_watch_on)
 		disk_watch(r);
 	if (r->cr->peer && r->cr->peer->addr.ip && r->cr->me->addr.ip &&
@@ -392,13 +231,12 @@ int resource_up(struct resource *r, struct reply_err *e)
 
 int resource_down(struct resource *r, bool force, struct reply_err *e)
 {
-	struct state ns;
 	unsigned int i;
 	int rc;
 
 	if (!r->up)
 		return 0;
-	if (r->st.role == ROLE_PRIMARY) {
+	if (resource_state(r).role == ROLE_PRIMARY) {
 		rc = resource_secondary(r, force, e);
 		if (rc < 0)
 			return rc;
@@ -410,9 +248,7 @@ int resource_down(struct resource *r, bool force, struct reply_err *e)
 			return rc;
 	}
 	r->up = false;
-	ns = r->st;
-	ns.disk = DISK_DISKLESS;
-	resource_set_state(r, &ns, "detach");
+	state_change_disks(r, DISK_DISKLESS, "detach");
 	return 0;
 }
 
@@ -439,7 +275,7 @@ static int write_all_sb(struct resource *r, struct reply_err *e)
 int resource_primary(struct resource *r, bool force, struct reply_err *e)
 {
 	bool forced_uuid = false;
-	struct state ns = r->st;
+	struct state ns = resource_state(r), os = ns;
 	unsigned int i;
 	int rc;
 
@@ -447,7 +283,7 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
 		return -ENODEV;
 	}
-	if (r->st.role == ROLE_PRIMARY)
+	if (ns.role == ROLE_PRIMARY)
 		return 0;
 	ns.role = ROLE_PRIMARY;
 	if (force && ns.disk >= DISK_INCONSISTENT && ns.disk < DISK_UPTODATE)
@@ -465,15 +301,14 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-		if (force && v->disk < DISK_UPTODATE) {
+		if (force && v->disk >= DISK_INCONSISTENT && v->disk < DISK_UPTODATE) {
 			log_res(LOG_WARNING, r->name, "volume %u: Forced to consider local data as "
 						      "UpToDate!",
 				v->vnr);
 			gi_new_current(&g, gi_entropy(), true);
 			v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
-			v->disk = DISK_UPTODATE;
 			forced_uuid = true;
-		} else if (r->st.conn < CONN_CONNECTED && g.uuid[GI_BITMAP] == 0) {
+		} else if (os.conn < CONN_CONNECTED && g.uuid[GI_BITMAP] == 0) {
 			/* promoted without the peer: a new data generation starts */
 			gi_new_current(&g, gi_entropy(), true);
 		}
@@ -498,12 +333,19 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		write_all_sb(r, &ignore);
 		return rc;
 	}
-	resource_set_state(r, &ns, force ? "primary --force" : "primary");
-	if (force && ctx_of(r, false).fencing != FENCING_DONT_CARE && r->st.conn < CONN_CONNECTED &&
-	    r->st.pdsk >= DISK_DUNKNOWN) {
+	/* the role and the forced disks in one change (one event order) */
+	state_change(r,
+		     &(struct state_chg){.mask = SC_ROLE | (forced_uuid ? SC_DISK : 0), .s = ns,
+					 .vol = -1, .disk = DISK_UPTODATE,
+					 .disk_from = DISK_INCONSISTENT, .how = STATE_HARD,
+					 .force = force},
+		     force ? "primary --force" : "primary");
+	os = resource_state(r);
+	if (force && ctx_of(r, false).fencing != FENCING_DONT_CARE && os.conn < CONN_CONNECTED &&
+	    os.pdsk >= DISK_DUNKNOWN) {
 		/* fencing could not outdate the peer, and the operator insists */
 		log_res(LOG_WARNING, r->name, "Forced into split brain situation!");
-		resource_set_conn(r, r->st.conn, ROLE_UNKNOWN, DISK_OUTDATED, "primary --force");
+		state_change_conn(r, os.conn, ROLE_UNKNOWN, DISK_OUTDATED, "primary --force");
 	}
 	if (forced_uuid)
 		peer_renegotiate(r); /* the peer must sync from us */
@@ -514,10 +356,10 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 
 int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 {
-	struct state ns = r->st;
+	struct state ns = resource_state(r);
 	unsigned int i;
 
-	if (r->st.role != ROLE_PRIMARY)
+	if (ns.role != ROLE_PRIMARY)
 		return 0;
 	ns.role = ROLE_SECONDARY;
 	if (!allowed(r, &ns, force, e))
@@ -535,7 +377,9 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 		v->sb.uuid[MD_UI_CURRENT] &= ~1ULL;
 		pthread_mutex_unlock(&v->lock);
 	}
-	resource_set_state(r, &ns, force ? "secondary --force" : "secondary");
+	state_change(r, &(struct state_chg){.mask = SC_ROLE, .s = ns, .how = STATE_HARD,
+					    .force = force},
+		     force ? "secondary --force" : "secondary");
 	peer_state_changed(r);
 	return write_all_sb(r, e);
 }
@@ -600,7 +444,7 @@ int resource_outdate(struct resource *r, struct reply_err *e)
 
 		pthread_mutex_lock(&v->lock);
 		if (v->md && v->disk > DISK_OUTDATED) {
-			v->disk = DISK_OUTDATED;
+			state_change_disk(v, DISK_OUTDATED, "outdate");
 			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
 			if (volume_sync_sb(v) < 0)
 				log_res(LOG_ERR, r->name, "volume %u: cannot record Outdated in the "
@@ -608,8 +452,6 @@ int resource_outdate(struct resource *r, struct reply_err *e)
 		}
 		pthread_mutex_unlock(&v->lock);
 	}
-	ns.disk = worst_disk(r);
-	resource_set_state(r, &ns, "outdate");
 	peer_state_changed(r);
 	return 0;
 }
@@ -633,9 +475,9 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 		if (clear_bitmap)
-			gi_new_current_clear_bitmap(&g, gi_entropy(), r->st.role == ROLE_PRIMARY);
+			gi_new_current_clear_bitmap(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
 		else
-			gi_new_current(&g, gi_entropy(), r->st.role == ROLE_PRIMARY);
+			gi_new_current(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		pthread_mutex_unlock(&v->lock);
 	}
@@ -646,14 +488,15 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 json_object *resource_status(struct resource *r)
 {
 	json_object *o = json_object_new_object(), *vols = json_object_new_array();
+	struct state st = resource_state(r);
 	unsigned int i;
 
 	json_object_object_add(o, "name", json_object_new_string(r->name));
 	json_object_object_add(o, "up", json_object_new_boolean(r->up));
-	json_object_object_add(o, "role", json_object_new_string(state_role_name(r->st.role)));
-	json_object_object_add(o, "peer_role", json_object_new_string(state_role_name(r->st.peer)));
+	json_object_object_add(o, "role", json_object_new_string(state_role_name(st.role)));
+	json_object_object_add(o, "peer_role", json_object_new_string(state_role_name(st.peer)));
 	json_object_object_add(o, "connection",
-			       json_object_new_string(r->up ? state_conn_name(r->st.conn)
+			       json_object_new_string(r->up ? state_conn_name(st.conn)
 							    : "Unconfigured"));
 	if (r->cr->peer && r->cr->peer->n_names)
 		json_object_object_add(o, "peer", json_object_new_string(r->cr->peer->names[0]));
@@ -692,9 +535,9 @@ json_object *resource_status(struct resource *r)
 		pthread_mutex_lock(&v->lock);
 		json_object_object_add(jv, "volume", json_object_new_int((int)v->vnr));
 		json_object_object_add(jv, "minor", json_object_new_int(v->cv->minor));
-		json_object_object_add(jv, "disk", json_object_new_string(state_disk_name(v->disk)));
+		json_object_object_add(jv, "disk", json_object_new_string(state_disk_name(volume_disk(v))));
 		json_object_object_add(jv, "peer_disk",
-				       json_object_new_string(state_disk_name(r->st.pdsk)));
+				       json_object_new_string(state_disk_name(st.pdsk)));
 		json_object_object_add(jv, "size_sect", json_object_new_uint64(v->size_sect));
 		if (v->md) /* where data I/O runs: inline, io_uring or threads */
 			json_object_object_add(jv, "io", json_object_new_string(
@@ -738,7 +581,9 @@ json_object *resource_status(struct resource *r)
 /* Primary without UpToDate data anywhere: DRBD's pri-on-incon-degr. */
 static void check_incon_degr(struct resource *r)
 {
-	if (r->st.role == ROLE_PRIMARY && r->st.disk < DISK_UPTODATE && r->st.pdsk < DISK_UPTODATE)
+	struct state s = resource_state(r);
+
+	if (s.role == ROLE_PRIMARY && s.disk < DISK_UPTODATE && s.pdsk < DISK_UPTODATE)
 		handler_run(r, "pri-on-incon-degr", -1, NULL, NULL);
 }
 
@@ -756,7 +601,6 @@ static void detach_retry(void *arg)
 static void detach_failed(struct resource *r, struct volume *v)
 {
 	struct reply_err e = {0};
-	struct state ns = r->st;
 	if (volume_busy(v)) {
 		/* requests stuck in the disk (disk-timeout): new ones already go
 		 * to the peer; detach when they return, without blocking here */
@@ -769,15 +613,13 @@ static void detach_failed(struct resource *r, struct volume *v)
 		return;
 	}
 	volume_detach(v, &e);
-	v->disk = DISK_DISKLESS;
-	ns.disk = worst_disk(r);
-	resource_set_state(r, &ns, "after a local I/O error");
+	state_change_disk(v, DISK_DISKLESS, "after a local I/O error");
 	peer_state_changed(r);
 	log_res(LOG_ERR, r->name,
 		"volume %u: detached after a local I/O error. %s Check the disk, then "
 		"'tandemadm attach %s' (the activity log marks what may differ).",
 		v->vnr,
-		r->st.role == ROLE_PRIMARY ? "I/O to it fails until a disk or a peer is back." : "",
+		resource_state(r).role == ROLE_PRIMARY ? "I/O to it fails until a disk or a peer is back." : "",
 		r->name);
 	check_incon_degr(r);
 }
@@ -823,13 +665,10 @@ void resource_volume_failed(struct volume *v)
 {
 	struct resource *r = v->res;
 	const char *policy = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "on-io-error");
-	struct state ns = r->st;
 
 	if (!v->md)
 		return;
-	v->disk = DISK_FAILED;
-	ns.disk = worst_disk(r);
-	resource_set_state(r, &ns, "local I/O error");
+	state_change_disk(v, DISK_FAILED, "local I/O error");
 	peer_state_changed(r);
 	if (policy && !strcmp(policy, "call-local-io-error") &&
 	    handler_run(r, "local-io-error", (int)v->vnr, local_io_error_done, v) == 0)
@@ -840,19 +679,16 @@ void resource_volume_failed(struct volume *v)
 void resource_volume_error_passed(struct volume *v)
 {
 	struct resource *r = v->res;
-	struct state ns = r->st;
 
 	if (!v->md || v->disk <= DISK_INCONSISTENT)
 		return;
-	v->disk = DISK_INCONSISTENT;
+	state_change_disk(v, DISK_INCONSISTENT, "local I/O error passed on");
 	pthread_mutex_lock(&v->lock);
 	v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
 	if (volume_sync_sb(v) < 0)
 		log_res(LOG_ERR, r->name, "volume %u: cannot record Inconsistent in the metadata",
 			v->vnr);
 	pthread_mutex_unlock(&v->lock);
-	ns.disk = worst_disk(r);
-	resource_set_state(r, &ns, "local I/O error passed on");
 	peer_state_changed(r);
 	check_incon_degr(r);
 }
@@ -870,10 +706,6 @@ void resource_freeze(struct resource *r, bool on)
 /* The resource's disk state follows its volumes'; the peer hears of it. */
 void resource_disk_changed(struct resource *r)
 {
-	struct state ns = resource_state(r);
-
-	ns.disk = worst_disk(r);
-	resource_set_state(r, &ns, NULL);
 	peer_state_changed(r);
 }
 
@@ -932,7 +764,7 @@ int resource_connect(struct resource *r, bool discard_my_data, struct reply_err 
 		ERRF(e, 10, "resource %s is down; run 'tandemadm up %s' first", r->name, r->name);
 		return -ENODEV;
 	}
-	if (discard_my_data && r->st.role == ROLE_PRIMARY) {
+	if (discard_my_data && resource_state(r).role == ROLE_PRIMARY) {
 		ERRF(e, 11, "%s: discard-my-data is refused on a Primary; demote it first",
 		     r->name);
 		return -EPERM;
@@ -999,7 +831,7 @@ int resource_invalidate(struct resource *r, bool remote, struct reply_err *e)
 				gi_new_current(&g, gi_entropy(), s.role == ROLE_PRIMARY);
 		} else {
 			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
-			v->disk = DISK_INCONSISTENT;
+			state_change_disk(v, DISK_INCONSISTENT, "invalidate");
 		}
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		volume_sync_sb(v);
@@ -1025,8 +857,7 @@ int resource_pause_sync(struct resource *r, bool pause, struct reply_err *e)
 	}
 	if (ns.user_isp == pause)
 		return 0;
-	ns.user_isp = pause;
-	resource_set_state(r, &ns, pause ? "pause-sync" : "resume-sync");
+	state_change_flag(r, SC_USER_ISP, pause, pause ? "pause-sync" : "resume-sync");
 	peer_state_changed(r);
 	peer_show_sync_state(r);
 	return 0;

@@ -132,11 +132,14 @@ static void finish_target(struct peer *p, struct peer_vol *pv)
 	memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 	v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
 	v->sb.flags &= ~MDF_CRASHED_PRIMARY;
-	v->disk = DISK_UPTODATE;
+	state_change(p->r,
+		     &(struct state_chg){.mask = SC_DISK | SC_REPL, .vol = (int)(v - p->r->vols),
+					 .disk = DISK_UPTODATE, .repl = CONN_CONNECTED,
+					 .how = STATE_HARD},
+		     "resync done (as SyncTarget)");
 	volume_sync_sb(v);
 	volume_writeback_bitmap_locked(v);
 	pthread_mutex_unlock(&v->lock);
-	pv->repl = CONN_CONNECTED;
 	log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (%llu KiB in %lld.%03lld s)",
 		v->vnr, (unsigned long long)pv->rs_done * 4, (long long)ms / 1000,
 		(long long)ms % 1000);

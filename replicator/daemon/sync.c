@@ -510,7 +510,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		rc = peer_send(p, &pkt);
 		pv->rs_total = bitmap_weight(v->bm);
 		pv->rs_start_ms = peer_now_ms();
-		pv->repl = CONN_SYNCSOURCE;
+		state_change_repl(p->r, v, CONN_SYNCSOURCE, "handshake");
 	} else {
 		rc = expect(p, WIRE_P_SYNC_UUID, (uint16_t)v->vnr, &pkt);
 		if (rc < 0)
@@ -535,7 +535,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		pv->rs_total = bitmap_weight(v->bm);
 		if (pv->rs_total) { /* nothing to copy: the data are already the peer's */
 			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
-			v->disk = DISK_INCONSISTENT;
+			state_change_disk(v, DISK_INCONSISTENT, "resync as SyncTarget");
 		}
 		volume_sync_sb(v);
 		pthread_mutex_unlock(&v->lock);
@@ -543,7 +543,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		pv->rs_done = 0;
 		pv->rs_start_ms = peer_now_ms();
 		pv->rs_csums = use_csums(p, crashed);
-		pv->repl = CONN_SYNCTARGET;
+		state_change_repl(p->r, v, CONN_SYNCTARGET, "handshake");
 	}
 	pv->cs_req = pv->cs_same = 0;
 	log_res(LOG_NOTICE, p->r->name, "volume %u: resync as %s: %llu KiB to copy%s%s%s", v->vnr,
@@ -633,7 +633,7 @@ int sync_handshake(struct peer *p)
 					"generation on both nodes; 'tandemadm resync-oos %s' on the "
 					"node whose data is right copies them)",
 					pv->v->vnr, (unsigned long long)bits, r->name);
-			pv->repl = CONN_CONNECTED;
+			state_change_repl(r, pv->v, CONN_CONNECTED, "handshake");
 			/* the same data on both nodes: Consistent or Outdated data
 			 * are UpToDate now (DRBD's implicit adjustment; with
 			 * fencing both disks attach Consistent) */
@@ -641,7 +641,8 @@ int sync_handshake(struct peer *p)
 			if (pv->v->md &&
 			    (pv->v->disk == DISK_CONSISTENT || pv->v->disk == DISK_OUTDATED) &&
 			    pv->pstate.disk >= DISK_OUTDATED) {
-				pv->v->disk = DISK_UPTODATE;
+				state_change_disk(pv->v, DISK_UPTODATE,
+						  "the same data generation on both nodes");
 				pv->v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
 				volume_sync_sb(pv->v);
 			}

@@ -232,6 +232,11 @@ bool volume_stalled(struct volume *v, int64_t ms);
 /* Requests are still inside the volume (a detach would wait). */
 bool volume_busy(struct volume *v);
 bool volume_diskless(struct volume *v);
+/* v's disk state, from any thread (state-change.c writes it). */
+static inline enum state_disk volume_disk(const struct volume *v)
+{
+	return __atomic_load_n(&v->disk, __ATOMIC_ACQUIRE);
+}
 /* It has a disk, failing or not (a detach after an error is pending). */
 bool volume_attached(struct volume *v);
 void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint32_t len);
@@ -277,12 +282,42 @@ int resource_outdate(struct resource *r, struct reply_err *e);
 bool resource_device_open(struct resource *r);
 void resource_demote_after_sb(struct resource *r);
 json_object *resource_status(struct resource *r);
-/* Main loop: the role, disk and suspension fields of ns (the connection
- * fields belong to the peer thread: resource_set_conn). */
-void resource_set_state(struct resource *r, const struct state *ns, const char *why);
-/* Any thread: the connection state, the peer's role and disk. */
-void resource_set_conn(struct resource *r, enum state_conn conn, enum state_role peer,
-		       enum state_disk pdsk, const char *why);
+/*
+ * The one writer of the state (state-change.c, doc/state-machine.md): r->st,
+ * every v->disk and every pv->repl change only here, under st_lock, checked
+ * against the state table and logged by name. Any thread; never with
+ * st_lock held (v->lock may be held: v->lock comes before st_lock).
+ */
+#define SC_ROLE (1u << 0)
+#define SC_CONN (1u << 1)      /* with the peer's role and disk (s.peer, s.pdsk) */
+#define SC_SUSP_USER (1u << 2)
+#define SC_SUSP_NOD (1u << 3)
+#define SC_SUSP_FEN (1u << 4)
+#define SC_USER_ISP (1u << 5)
+#define SC_DISK (1u << 6)      /* volume vol's disk (vol -1: every volume's) */
+#define SC_REPL (1u << 7)      /* volume vol's replication state */
+struct state_chg {
+	unsigned int mask;     /* SC_*: the fields that change */
+	struct state s;        /* their values (resource-wide fields) */
+	int vol;               /* index into r->vols, for SC_DISK and SC_REPL */
+	enum state_disk disk;  /* SC_DISK */
+	enum state_disk disk_from; /* vol -1: only the volumes at least this */
+	enum state_conn repl;  /* SC_REPL */
+	enum state_how how;    /* STATE_SOFT: asked for; STATE_HARD: happened */
+	bool force;            /* --force (a hard change) */
+};
+/* 0, or -EPERM (a soft change the rules refuse: logged) or -EINVAL. */
+int state_change(struct resource *r, const struct state_chg *c, const char *why);
+/* resource_init: Secondary, StandAlone, every disk Diskless. */
+void state_change_init(struct resource *r);
+/* Hard changes of one field: */
+int state_change_disk(struct volume *v, enum state_disk d, const char *why);
+int state_change_disks(struct resource *r, enum state_disk d, const char *why);
+int state_change_repl(struct resource *r, const struct volume *v, enum state_conn repl,
+		      const char *why);
+int state_change_conn(struct resource *r, enum state_conn conn, enum state_role peer,
+		      enum state_disk pdsk, const char *why);
+int state_change_flag(struct resource *r, unsigned int mask, bool on, const char *why);
 /* A consistent copy of the state, from any thread. */
 struct state resource_state(struct resource *r);
 /* Main loop: volume v failed (on-io-error detach / call-local-io-error),

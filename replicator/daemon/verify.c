@@ -112,7 +112,7 @@ static void verify_done(struct peer *p, struct peer_vol *pv, bool source)
 	pthread_mutex_lock(&p->lock);
 	log_last_run(p, pv);
 	oos = pv->ov_oos;
-	pv->repl = CONN_CONNECTED;
+	state_change_repl(p->r, pv->v, CONN_CONNECTED, "verify done");
 	pthread_mutex_unlock(&p->lock);
 	log_res(LOG_NOTICE, p->r->name,
 		"volume %u: Online verify done (total %lld sec; %llu K/sec), %llu blocks compared",
@@ -355,7 +355,7 @@ int peer_verify(struct resource *r, uint64_t start, uint64_t stop, struct reply_
 			return -ENOMEM;
 		}
 		reset(pv, start / 8 * 8 < end ? start / 8 * 8 : end, end);
-		pv->repl = CONN_VERIFYS;
+		state_change_repl(r, pv->v, CONN_VERIFYS, "verify");
 	}
 	pthread_mutex_unlock(&p->lock);
 	for (i = 0; i < r->n_vols; i++) {
@@ -381,7 +381,7 @@ void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_st
 		p->ov_alg = verify_alg(p);
 		pthread_mutex_lock(&p->lock);
 		reset(pv, 0, pv->v->size_sect);
-		pv->repl = CONN_VERIFYT;
+		state_change_repl(p->r, pv->v, CONN_VERIFYT, "verify started by the peer");
 		pthread_mutex_unlock(&p->lock);
 		log_res(LOG_NOTICE, p->r->name, "volume %u: Online verify started by the peer",
 			pv->v->vnr);

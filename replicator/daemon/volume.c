@@ -234,7 +234,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		volume_release(v);
 		return rc;
 	}
-	v->disk = disk_from_flags(v);
+	state_change_disk(v, disk_from_flags(v), "attach");
 	v->failing = false;
 	v->io_error_seen = false;
 	v->users = 0;
@@ -260,7 +260,7 @@ int volume_detach(struct volume *v, struct reply_err *e)
 		/* the metadata stays "in use": the next attach replays the AL */
 		pthread_mutex_unlock(&v->lock);
 		volume_release(v);
-		v->disk = DISK_DISKLESS;
+		state_change_disk(v, DISK_DISKLESS, "detach");
 		return 0;
 	}
 	rc = bdev_flush(v->data);
@@ -280,7 +280,7 @@ int volume_detach(struct volume *v, struct reply_err *e)
 		return (int)rc;
 	}
 	volume_release(v);
-	v->disk = DISK_DISKLESS;
+	state_change_disk(v, DISK_DISKLESS, "detach");
 	return 0;
 }
 

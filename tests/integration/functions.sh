@@ -9,14 +9,27 @@ tmp=$(mktemp -d /tmp/tandem-it.XXXXXX)
 cleanup_hooks=""
 
 cleanup() {
+	rc=$?
 	report_skipped_parts
 	for h in $cleanup_hooks; do $h || true; done
+	# whatever a test checked, a daemon that broke its state table or that a
+	# sanitizer caught fails it (tandemd logs to $tmp/tandemd*.log)
+	for f in "$tmp"/tandemd*.log; do
+		[ -f "$f" ] || continue
+		bad=$(grep -m 1 -e 'BUG: state change' -e 'ERROR: AddressSanitizer' \
+			-e 'runtime error: ' -e 'WARNING: ThreadSanitizer' "$f" || true)
+		[ -z "$bad" ] && continue
+		echo "FAIL: ${f##*/}: $bad" >&2
+		[ "$rc" -ne 0 ] || rc=1
+	done
 	# new_loop runs in $(...) and cannot record what it attached: detach every loop
 	# device whose backing file is under $tmp
 	losetup -n -l -O NAME,BACK-FILE 2>/dev/null | while read -r l f; do
 		case $f in "$tmp"/*) losetup -d "$l" 2>/dev/null || true ;; esac
 	done
 	[ -n "${KEEP_TMP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
+	trap - EXIT
+	exit "$rc"
 }
 trap cleanup EXIT INT TERM
 
