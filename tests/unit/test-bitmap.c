@@ -825,6 +825,7 @@ static void test_large(void **state)
 	uint64_t bits = TIB_BITS, pages = bits / PAGE_BITS, stride = bits / SLOTS;
 	uint64_t weight = 0, ndirty = 0, n, b;
 	size_t before = 0, after = 0, promised;
+	bool measured;
 	bool *slot = calloc(SLOTS, sizeof(bool));
 	bool *dirty = calloc(pages, sizeof(bool));
 	uint64_t *pos = calloc(SLOTS, sizeof(uint64_t));
@@ -842,8 +843,7 @@ static void test_large(void **state)
 
 	promised = (size_t)(bits / 64 * 8 + div_up(pages, 64) * 8);
 	assert_int_equal(promised, 32 * 1024 * 1024 + 1024);
-	if (!heap_in_use(&before))
-		print_message("# cannot measure the heap here, allocation size not checked\n");
+	measured = heap_in_use(&before);
 	assert_int_equal(bitmap_new(bits, &bm), 0);
 	if (heap_in_use(&after)) {
 		/* The struct and the allocator's own rounding: under 8 KiB. */
@@ -908,6 +908,11 @@ static void test_large(void **state)
 	free(slot);
 	free(dirty);
 	free(pos);
+	if (!measured) {
+		print_message("SKIP: the heap cannot be measured here (a sanitizer's allocator): "
+			      "the bitmap's allocation size is unchecked; the rest passed\n");
+		skip();
+	}
 }
 
 int main(void)
