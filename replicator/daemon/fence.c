@@ -153,7 +153,7 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 				struct volume *v = &r->vols[i];
 
 				pthread_mutex_lock(&v->lock);
-				if (v->md && v->disk > DISK_OUTDATED) {
+				if (v->md && volume_disk(v) > DISK_OUTDATED) {
 					state_change_disk(v, DISK_OUTDATED,
 							  "fence-peer: peer is primary, outdating myself");
 					v->sb.flags &= ~MDF_WAS_UP_TO_DATE;

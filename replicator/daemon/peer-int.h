@@ -39,7 +39,8 @@ struct peer_read {
 struct peer_vol {
 	struct volume *v;
 	struct wire_uuids puuids;  /* the peer's, as received */
-	struct wire_state pstate;
+	struct wire_state pstate;  /* the peer session's thread only */
+	uint8_t pisp;              /* pstate.isp, for other threads (atomic) */
 	uint64_t psize;            /* the peer's backing size, sectors */
 	enum state_conn repl;      /* Connected, SyncSource or SyncTarget */
 	/* resync, target side */
@@ -175,6 +176,11 @@ struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
 bool peer_after_isp(struct resource *r);
+/* pv's replication state, from any thread (state-change.c writes it). */
+static inline enum state_conn peer_vol_repl(const struct peer_vol *pv)
+{
+	return __atomic_load_n(&pv->repl, __ATOMIC_ACQUIRE);
+}
 enum state_conn peer_overall(const struct peer *p);
 
 /* verify.c: online verify */

@@ -39,7 +39,7 @@ bool peer_reads_remote(struct resource *r, struct volume *v)
 	if (!peer_live(r))
 		return false;
 	s = resource_state(r);
-	return s.pdsk == DISK_UPTODATE && (!v->md || v->failing || v->disk < DISK_UPTODATE);
+	return s.pdsk == DISK_UPTODATE && (!v->md || v->failing || volume_disk(v) < DISK_UPTODATE);
 }
 
 /* Read through the peer: 1 if sent (done(arg, len or -errno) follows),
@@ -110,7 +110,7 @@ int on_data_request(struct peer *p, const struct wire_pkt *pkt)
 		return -ENOMEM;
 	memset(&rep, 0, sizeof(rep));
 	rep.volume = pkt->volume;
-	rc = pv->v->disk == DISK_UPTODATE
+	rc = volume_disk(pv->v) == DISK_UPTODATE
 		     ? volume_read_claimed(pv->v, q->sector * 512, q->size, buf, NULL, NULL)
 		     : -EIO;
 	if (rc < 0) {
@@ -244,8 +244,8 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 		return;
 	}
 	pv = &p->pv[vi];
-	json_object_object_add(jv, "replication", json_object_new_string(state_conn_name(pv->repl)));
-	if (pv->repl == CONN_SYNCSOURCE || pv->repl == CONN_SYNCTARGET) {
+	json_object_object_add(jv, "replication", json_object_new_string(state_conn_name(peer_vol_repl(pv))));
+	if (peer_vol_repl(pv) == CONN_SYNCSOURCE || peer_vol_repl(pv) == CONN_SYNCTARGET) {
 		pthread_mutex_lock(&pv->v->lock);
 		left = pv->v->bm ? bitmap_weight(pv->v->bm) : 0;
 		pthread_mutex_unlock(&pv->v->lock);
@@ -265,7 +265,7 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 									      : 0));
 		json_object_object_add(jv, "sync", js);
 	}
-	if (pv->repl == CONN_VERIFYS || pv->repl == CONN_VERIFYT) {
+	if (peer_vol_repl(pv) == CONN_VERIFYS || peer_vol_repl(pv) == CONN_VERIFYT) {
 		total = pv->ov_stop > pv->ov_start ? (pv->ov_stop - pv->ov_start + 7) / 8 : 0;
 		done = pv->ov_done < total ? pv->ov_done : total;
 		ms = peer_now_ms() - pv->ov_start_ms;
@@ -308,7 +308,7 @@ bool peer_after_isp(struct resource *r)
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv)
 {
 	return resource_state(p->r).user_isp || peer_after_isp(p->r) ||
-	       (pv->pstate.isp & (WIRE_ISP_USER | WIRE_ISP_AFTR));
+	       (__atomic_load_n(&pv->pisp, __ATOMIC_ACQUIRE) & (WIRE_ISP_USER | WIRE_ISP_AFTR));
 }
 
 /* The connection state as shown: PausedSync* while paused. */

@@ -94,9 +94,9 @@ void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi)
 	pkt->volume = (uint16_t)v->vnr;
 	pkt->u.state.role = (uint8_t)s.role;
 	pkt->u.state.peer = (uint8_t)s.peer;
-	pkt->u.state.disk = (uint8_t)v->disk;
+	pkt->u.state.disk = (uint8_t)volume_disk(v);
 	pkt->u.state.pdsk = (uint8_t)s.pdsk;
-	pkt->u.state.conn = (uint8_t)(p->pv ? p->pv[vi].repl : s.conn);
+	pkt->u.state.conn = (uint8_t)(p->pv ? peer_vol_repl(&p->pv[vi]) : s.conn);
 	pkt->u.state.isp = (uint8_t)((s.user_isp ? WIRE_ISP_USER : 0) |
 				     (peer_after_isp(p->r) ? WIRE_ISP_AFTR : 0));
 }
@@ -552,7 +552,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		struct gi g;
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
+		if (v->md && volume_disk(v) == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 			gi_new_current(&g, gi_entropy(), false);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
@@ -564,12 +564,13 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 	}
 	verify_peer_state(p, pv, &pkt->u.state);
 	pv->pstate = pkt->u.state;
+	__atomic_store_n(&pv->pisp, pkt->u.state.isp, __ATOMIC_RELEASE);
 	peer_show_sync_state(p->r);
 	s = resource_state(p->r);
 	if (s.peer != pkt->u.state.role || s.pdsk != pkt->u.state.disk)
 		state_change_conn(p->r, s.conn, (enum state_role)pkt->u.state.role,
 				  (enum state_disk)pkt->u.state.disk, NULL);
-	if (pv->repl == CONN_SYNCSOURCE && pkt->u.state.disk == DISK_UPTODATE) {
+	if (peer_vol_repl(pv) == CONN_SYNCSOURCE && pkt->u.state.disk == DISK_UPTODATE) {
 		/* the target finished: its bits are ours to clear */
 		struct volume *v = pv->v;
 		struct gi g;
@@ -963,8 +964,8 @@ enum state_conn peer_overall(const struct peer *p)
 	unsigned int i;
 
 	for (i = 0; i < p->r->n_vols; i++)
-		if (p->pv[i].repl > c)
-			c = p->pv[i].repl;
+		if (peer_vol_repl(&p->pv[i]) > c)
+			c = peer_vol_repl(&p->pv[i]);
 	return c;
 }
 

@@ -158,7 +158,7 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 			return rc;
 		}
 		if (peer_live(r) && resource_state(r).pdsk == DISK_UPTODATE &&
-		    v->disk > DISK_OUTDATED) {
+		    volume_disk(v) > DISK_OUTDATED) {
 			/* the peer carried on without this disk: it is behind */
 			pthread_mutex_lock(&v->lock);
 			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
@@ -301,7 +301,7 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
-		if (force && v->disk >= DISK_INCONSISTENT && v->disk < DISK_UPTODATE) {
+		if (force && volume_disk(v) >= DISK_INCONSISTENT && volume_disk(v) < DISK_UPTODATE) {
 			log_res(LOG_WARNING, r->name, "volume %u: Forced to consider local data as "
 						      "UpToDate!",
 				v->vnr);
@@ -443,7 +443,7 @@ int resource_outdate(struct resource *r, struct reply_err *e)
 		struct volume *v = &r->vols[i];
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && v->disk > DISK_OUTDATED) {
+		if (v->md && volume_disk(v) > DISK_OUTDATED) {
 			state_change_disk(v, DISK_OUTDATED, "outdate");
 			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
 			if (volume_sync_sb(v) < 0)
@@ -680,7 +680,7 @@ void resource_volume_error_passed(struct volume *v)
 {
 	struct resource *r = v->res;
 
-	if (!v->md || v->disk <= DISK_INCONSISTENT)
+	if (!v->md || volume_disk(v) <= DISK_INCONSISTENT)
 		return;
 	state_change_disk(v, DISK_INCONSISTENT, "local I/O error passed on");
 	pthread_mutex_lock(&v->lock);
@@ -743,7 +743,7 @@ void resource_lost_peer(struct resource *r)
 		struct gi g;
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && v->disk == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
+		if (v->md && volume_disk(v) == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 			gi_new_current(&g, gi_entropy(), true);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));

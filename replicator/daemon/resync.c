@@ -157,7 +157,7 @@ int resync_on_rs_reply(struct peer *p, const struct wire_pkt *pkt)
 	uint64_t bits;
 	int rc;
 
-	if (!pv || pv->repl != CONN_SYNCTARGET || !pkt->data_len ||
+	if (!pv || peer_vol_repl(pv) != CONN_SYNCTARGET || !pkt->data_len ||
 	    w->sector + pkt->data_len / 512 > pv->v->size_sect)
 		return -EPROTO;
 	rc = integrity_check(p, pkt);
@@ -185,7 +185,7 @@ void resync_on_in_sync(struct peer *p, const struct wire_pkt *pkt)
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 	uint64_t bits = pkt->u.ack.size / 4096;
 
-	if (!pv || pv->repl != CONN_SYNCTARGET ||
+	if (!pv || peer_vol_repl(pv) != CONN_SYNCTARGET ||
 	    pkt->u.ack.sector + pkt->u.ack.size / 512 > pv->v->size_sect)
 		return;
 	volume_clear_oos(pv->v, pkt->u.ack.sector * 512, pkt->u.ack.size);
@@ -202,7 +202,7 @@ void resync_on_rs_ack(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 
-	if (pv && pkt->type == WIRE_P_NEG_RS_DREPLY && pv->repl == CONN_VERIFYS) {
+	if (pv && pkt->type == WIRE_P_NEG_RS_DREPLY && peer_vol_repl(pv) == CONN_VERIFYS) {
 		verify_on_neg(p, pkt);
 		return;
 	}
@@ -345,7 +345,7 @@ static void *rs_thread(void *arg)
 			struct volume *v = pv->v;
 			uint64_t done_now, sect_in, budget, sent = 0;
 
-			if (pv->repl != CONN_SYNCTARGET)
+			if (peer_vol_repl(pv) != CONN_SYNCTARGET)
 				continue;
 			active = true;
 			if (peer_sync_paused(p, pv))
@@ -434,7 +434,7 @@ int resync_start_thread(struct peer *p)
 	unsigned int i;
 
 	for (i = 0; i < p->r->n_vols; i++)
-		if (p->pv[i].repl == CONN_SYNCTARGET)
+		if (peer_vol_repl(&p->pv[i]) == CONN_SYNCTARGET)
 			break;
 	if (i == p->r->n_vols)
 		return 0;

@@ -85,7 +85,7 @@ static uint64_t uuid_flags(struct peer *p, struct volume *v)
 		f |= WIRE_UF_DISCARD_MY_DATA;
 	if (v->sb.flags & MDF_CRASHED_PRIMARY)
 		f |= WIRE_UF_CRASHED_PRIMARY;
-	if (v->disk <= DISK_INCONSISTENT)
+	if (volume_disk(v) <= DISK_INCONSISTENT)
 		f |= WIRE_UF_INCONSISTENT;
 	return f;
 }
@@ -258,7 +258,7 @@ static void side_of(struct peer *p, struct volume *v, struct uuidcmp_side *s)
 	s->bits = bitmap_weight(v->bm);
 	s->discard_my_data = p->discard_my_data;
 	s->crashed_primary = v->sb.flags & MDF_CRASHED_PRIMARY;
-	s->inconsistent = v->disk <= DISK_INCONSISTENT;
+	s->inconsistent = volume_disk(v) <= DISK_INCONSISTENT;
 	s->primary = resource_state(p->r).role == ROLE_PRIMARY;
 }
 
@@ -308,7 +308,7 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	side_of(p, v, &in.self);
 	pthread_mutex_unlock(&v->lock);
 	peer_side_of(pv, &in.peer);
-	in.disk = v->disk;
+	in.disk = volume_disk(v);
 	in.pdsk = (enum state_disk)pv->pstate.disk;
 	in.resolve_conflicts = !p->initiator;
 	conf_asb(p, &in.asb);
@@ -603,8 +603,10 @@ int sync_handshake(struct peer *p)
 			pv->puuids = pkt.u.uuids;
 			rc = expect(p, WIRE_P_STATE, vnr, &pkt);
 		}
-		if (rc == 0)
+		if (rc == 0) {
 			pv->pstate = pkt.u.state;
+			__atomic_store_n(&pv->pisp, pkt.u.state.isp, __ATOMIC_RELEASE);
+		}
 	}
 	if (rc < 0)
 		return rc;
@@ -639,7 +641,7 @@ int sync_handshake(struct peer *p)
 			 * fencing both disks attach Consistent) */
 			pthread_mutex_lock(&pv->v->lock);
 			if (pv->v->md &&
-			    (pv->v->disk == DISK_CONSISTENT || pv->v->disk == DISK_OUTDATED) &&
+			    (volume_disk(pv->v) == DISK_CONSISTENT || volume_disk(pv->v) == DISK_OUTDATED) &&
 			    pv->pstate.disk >= DISK_OUTDATED) {
 				state_change_disk(pv->v, DISK_UPTODATE,
 						  "the same data generation on both nodes");

@@ -199,7 +199,7 @@ int verify_on_reply(struct peer *p, const struct wire_pkt *pkt)
 	bool same;
 	int rc;
 
-	if (!pv || pv->repl != CONN_VERIFYS || !p->ov_alg || !(s = slot_of(pv, q->sector)) ||
+	if (!pv || peer_vol_repl(pv) != CONN_VERIFYS || !p->ov_alg || !(s = slot_of(pv, q->sector)) ||
 	    q->size != block_len(pv, q->sector))
 		return -EPROTO;
 	if (pkt->digest_len != digest_size(p->ov_alg)) {
@@ -264,7 +264,7 @@ static void *ov_thread(void *arg)
 			bool primary = resource_state(p->r).role == ROLE_PRIMARY;
 			uint64_t budget, sent = 0, done_now;
 
-			if (pv->repl != CONN_VERIFYS)
+			if (peer_vol_repl(pv) != CONN_VERIFYS)
 				continue;
 			active = true;
 			if (peer_sync_paused(p, pv))
@@ -377,7 +377,7 @@ int peer_verify(struct resource *r, uint64_t start, uint64_t stop, struct reply_
 /* The peer's P_STATE: it started (VerifyS) or ended (Connected) a verify. */
 void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_state *ps)
 {
-	if (ps->conn == CONN_VERIFYS && pv->repl == CONN_CONNECTED) {
+	if (ps->conn == CONN_VERIFYS && peer_vol_repl(pv) == CONN_CONNECTED) {
 		p->ov_alg = verify_alg(p);
 		pthread_mutex_lock(&p->lock);
 		reset(pv, 0, pv->v->size_sect);
@@ -385,7 +385,7 @@ void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_st
 		pthread_mutex_unlock(&p->lock);
 		log_res(LOG_NOTICE, p->r->name, "volume %u: Online verify started by the peer",
 			pv->v->vnr);
-	} else if (ps->conn == CONN_CONNECTED && pv->repl == CONN_VERIFYT) {
+	} else if (ps->conn == CONN_CONNECTED && peer_vol_repl(pv) == CONN_VERIFYT) {
 		verify_done(p, pv, false);
 	}
 }
@@ -425,7 +425,7 @@ void verify_on_result(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 
-	if (!pv || pv->repl != CONN_VERIFYT)
+	if (!pv || peer_vol_repl(pv) != CONN_VERIFYT)
 		return;
 	if (pkt->u.ack.seq == WIRE_OV_OUT_OF_SYNC)
 		found(p, pv, pkt->u.ack.sector, pkt->u.ack.size);
@@ -456,7 +456,7 @@ void verify_stop(struct peer *p)
 			free(pv->ov_ring);
 			pv->ov_ring = NULL;
 		}
-		if (pv->repl == CONN_VERIFYS || pv->repl == CONN_VERIFYT)
+		if (peer_vol_repl(pv) == CONN_VERIFYS || peer_vol_repl(pv) == CONN_VERIFYT)
 			log_res(LOG_WARNING, p->r->name,
 				"volume %u: online verify aborted at sector %llu (%llu blocks out of "
 				"sync so far)", pv->v->vnr, (unsigned long long)pv->ov_pos,

@@ -242,7 +242,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		bdev_set_faults(v->data, &v->faults);
 	log_res(LOG_INFO, v->res->name,
 		"volume %u: attached %s, %llu KiB, disk %s, %llu KiB out of sync, I/O via %s",
-		v->vnr, cv->disk, (unsigned long long)v->size_sect / 2, state_disk_name(v->disk),
+		v->vnr, cv->disk, (unsigned long long)v->size_sect / 2, state_disk_name(volume_disk(v)),
 		(unsigned long long)bitmap_weight(v->bm) * 4, v->io ? ioeng_kind(v->io) : "inline");
 	return 0;
 }

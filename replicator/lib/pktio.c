@@ -25,7 +25,7 @@ struct pktio {
 	uint8_t *sbuf; /* the encoded head of the packet being sent */
 	uint8_t *in;   /* received, not yet taken: in[in_pos..in_end) */
 	size_t in_pos, in_end;
-	volatile int shut;
+	int shut; /* atomic: pktio_shutdown() may come from any thread */
 };
 
 #define PKTIO_SBUF (WIRE_HDR_SIZE + WIRE_BM_MAX_CHUNK + 4096)
@@ -79,7 +79,7 @@ void pktio_set_features(struct pktio *io, uint64_t features)
 
 void pktio_shutdown(struct pktio *io)
 {
-	io->shut = 1;
+	__atomic_store_n(&io->shut, 1, __ATOMIC_RELEASE);
 	shutdown(io->fd, SHUT_RDWR);
 }
 
@@ -106,7 +106,7 @@ int pktio_wait(struct pktio *io, int timeout_ms)
 	struct pollfd p = {io->fd, POLLIN, 0};
 	int rc;
 
-	if (io->shut)
+	if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
 		return -ECONNABORTED;
 	if (io->in_pos < io->in_end)
 		return 1;
@@ -148,7 +148,7 @@ static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
 			len -= n;
 			continue;
 		}
-		if (io->shut)
+		if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
 			return -ECONNABORTED;
 		if (len >= PKTIO_IBUF) {
 			r = recv(io->fd, p, len, MSG_DONTWAIT);
@@ -250,7 +250,7 @@ int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
 		struct pollfd p = {io->fd, POLLOUT, 0};
 		int rc;
 
-		if (io->shut)
+		if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
 			return -ECONNABORTED;
 		w = sendmsg(io->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w < 0 && errno == EAGAIN) {

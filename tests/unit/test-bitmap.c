@@ -37,11 +37,21 @@ const char *__asan_default_options(void)
 	return "allocator_may_return_null=1";
 }
 #endif
+#if defined(__SANITIZE_THREAD__)
+size_t __sanitizer_get_current_allocated_bytes(void);
+const char *__tsan_default_options(void);
+
+/* The same under ThreadSanitizer (--enable-tsan). */
+const char *__tsan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+#endif
 
 /* Bytes the heap has handed out, if we can tell. */
 static bool heap_in_use(size_t *bytes)
 {
-#if defined(UNIT_ASAN)
+#if defined(UNIT_ASAN) || defined(__SANITIZE_THREAD__)
 	*bytes = __sanitizer_get_current_allocated_bytes();
 	return true;
 #elif defined(__GLIBC__) && defined(__GLIBC_PREREQ)
