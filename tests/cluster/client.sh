@@ -110,15 +110,12 @@ if not flags:
 	return 0
 }
 
-# client_verify NODE
-client_verify() {
-	cv_node=$1
-	if [ "$(client_acked)" -eq 0 ]; then
-		echo "client_verify: the ledger $CLIENT_LEDGER is empty:" \
-			"call client_write first" >&2
-		return 1
-	fi
-	client_nbdsh "$cv_node" -u "$(client_uri)" -c "
+# The ledger check, in Python, reading blocks through h.pread (an nbdsh
+# handle, or the file reader that client_verify_disk defines): for each
+# offset, the last acknowledged write must be there, or a later write that
+# was issued and never acknowledged (it may or may not have landed); never
+# older data, zeros or anything else.
+client_check_py='
 import hashlib, re, sys
 last = {}    # offset -> (seq, sha) of its last acknowledged write
 issued = {}  # offset -> [(seq, sha)] of writes issued there
@@ -130,7 +127,7 @@ for line in sys.stdin:
         acked.add(seq)
         if off not in last or last[off][0] < seq:
             last[off] = (seq, f[2])
-    elif len(f) == 4 and f[0] == 'issued' and f[1].isdigit():
+    elif len(f) == 4 and f[0] == "issued" and f[1].isdigit():
         issued.setdefault(int(f[2]), []).append((int(f[1]), f[3]))
 bad = inflight = 0
 for off in sorted(last):
@@ -145,20 +142,49 @@ for off in sorted(last):
         continue
     bad += 1
     buf = h.pread(4096, off)
-    m = re.match(rb'tandem-client seq=(\d+) off=(\d+)\n', buf)
-    found = ('seq %s' % m.group(1).decode()) if m else \
-            ('zeros' if buf == bytes(4096) else 'foreign data')
+    m = re.match(rb"tandem-client seq=(\d+) off=(\d+)\n", buf)
+    found = ("seq %s" % m.group(1).decode()) if m else \
+            ("zeros" if buf == bytes(4096) else "foreign data")
     if bad <= 10:
-        print('block at %d: expected seq %d%s, found %s' %
-              (off, seq, ' or later unacknowledged seq %s' %
-               ','.join(str(s) for s in sorted(later)) if later else '',
+        print("block at %d: expected seq %d%s, found %s" %
+              (off, seq, " or later unacknowledged seq %s" %
+               ",".join(str(s) for s in sorted(later)) if later else "",
                found), file=sys.stderr)
-print('%s: %d blocks checked (last seq %d), %d bad, %d hold a write that '
-      'was in flight and never acknowledged' %
-      ('$cv_node', len(last), max(s for s, _ in last.values()), bad,
-       inflight))
+print("%s: %d blocks checked (last seq %d), %d bad, %d hold a write that "
+      "was in flight and never acknowledged" %
+      (WHERE, len(last), max(s for s, _ in last.values()), bad, inflight))
 sys.exit(1 if bad else 0)
-" <"$CLIENT_LEDGER"
+'
+
+client_ledger_nonempty() {
+	if [ "$(client_acked)" -eq 0 ]; then
+		echo "client_verify: the ledger $CLIENT_LEDGER is empty:" \
+			"call client_write first" >&2
+		return 1
+	fi
+}
+
+# client_verify NODE: the ledger against NODE's export (NODE is Primary)
+client_verify() {
+	client_ledger_nonempty || return 1
+	client_nbdsh "$1" -u "$(client_uri)" -c "WHERE = '$1'
+$client_check_py" <"$CLIENT_LEDGER"
+}
+
+# client_verify_disk NODE: the ledger against NODE's backing disk, read
+# from the host (a Secondary has no export; its data area starts at 0)
+client_verify_disk() {
+	client_ledger_nonempty || return 1
+	python3 -c "
+import os
+class File:
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDONLY)
+    def pread(self, n, off):
+        return os.pread(self.fd, n, off)
+h = File('$TC_DIR/nodes/$1/disk.img')
+WHERE = '$1 (its disk)'
+$client_check_py" <"$CLIENT_LEDGER"
 }
 
 # --- Bring-up shared by test-move, test-standby, test-linkcut and

@@ -121,6 +121,16 @@ from_bitmap() {
 }
 check "$U resynced as SyncTarget from the bitmap (no full sync)" from_bitmap
 check "every acknowledged write is on $P after the resync" client_verify "$P"
+# the resynced node itself: its disk, read from the host (it has no export)
+check "every acknowledged write is on $U, the resynced node" client_verify_disk "$U"
+disks_identical() {
+	sect=$(on "$P" tandemadm status --json mysql | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["resources"][0]["volumes"][0]["size_sect"])')
+	[ -n "$sect" ] && cmp -n $((sect * 512)) "$TC_DIR/nodes/$P/disk.img" \
+		"$TC_DIR/nodes/$U/disk.img"
+}
+check "the data areas of $P's and $U's disks are identical" disks_identical
 check "$P was never fenced" [ -z "$(fenced_by "$P")" ]
 check "no failed actions" tcw -t 1 nomatch 'Failed (Resource )?Actions'
 
