@@ -1,7 +1,8 @@
 #!/bin/sh
 # Build tandem from this checkout and run every test: make check (unit,
 # golden corpus, drbdadm comparison, integration tests, man pages), a short
-# fuzz run under ASan/UBSan, make check-cluster (corosync + Pacemaker
+# fuzz run under ASan/UBSan, the unit and replication tests under
+# ThreadSanitizer, make check-cluster (corosync + Pacemaker
 # clusters in namespaces), the demo, and make distcheck. Ends with one line:
 #   tests: N passed, N failed, N skipped
 # Environment: BUILD_DIR (default ./build), FUZZ_SECONDS (default 60).
@@ -27,6 +28,22 @@ make -j"$jobs" check || rc=$?
 if [ "$rc" -eq 0 ]; then
 	echo "== fuzz (${FUZZ_SECONDS:-60} s)"
 	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}" || rc=$?
+fi
+if [ "$rc" -eq 0 ]; then
+	# ThreadSanitizer, in a build of its own (it excludes ASan): the unit
+	# tests and the replication tests; a race report fails the test
+	echo "== ThreadSanitizer: unit and replication tests (in $build/tsan-build)"
+	# the replication tests with the most threads at work: every path of
+	# a write, resync, verify, barriers, fencing, disk and link failures
+	# (all of them take twice as long; CI stays under 45 minutes)
+	tsan_tests="test-repl-basic.sh test-repl-failures.sh test-repl-verify.sh \
+test-repl-csums.sh test-repl-diskless.sh test-repl-fencing.sh \
+test-repl-md-errors.sh test-repl-disk-timeout.sh"
+	mkdir -p tsan-build
+	(cd tsan-build && "$top/configure" -q --enable-werror --enable-tsan &&
+		make -s -j"$jobs" &&
+		make -s -j"$jobs" -C tests/unit check &&
+		make -s -j"$jobs" -C tests/integration check TESTS="$tsan_tests") || rc=$?
 fi
 if [ "$rc" -eq 0 ]; then
 	# real corosync + Pacemaker clusters in namespaces; a skip is a failure

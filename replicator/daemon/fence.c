@@ -35,7 +35,7 @@
 
 static enum state_fencing policy(const struct resource *r)
 {
-	const char *f = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "fencing");
+	const char *f = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "fencing");
 
 	if (f && !strcmp(f, "resource-only"))
 		return FENCING_RESOURCE_ONLY;
@@ -75,12 +75,12 @@ static void persist_peer_outdated(struct resource *r, bool on)
 		pthread_mutex_lock(&v->lock);
 		if (v->md && !!(v->sb.flags & MDF_PEER_OUT_DATED) != on) {
 			v->sb.flags ^= MDF_PEER_OUT_DATED;
-			if (volume_sync_sb(v) < 0)
-				log_res(LOG_ERR, r->name,
-					"volume %u: cannot record the peer's disk state in the "
-					"metadata", v->vnr);
+			volume_sync_sb(v);
 		}
-		pthread_mutex_unlock(&v->lock);
+		if (volume_unlock(v) < 0)
+			log_res(LOG_ERR, r->name,
+				"volume %u: cannot record the peer's disk state in the metadata",
+				v->vnr);
 	}
 	pthread_mutex_lock(&r->st_lock);
 	r->peer_outdated = on;
@@ -159,7 +159,7 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 					v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
 					volume_sync_sb(v);
 				}
-				pthread_mutex_unlock(&v->lock);
+				volume_unlock(v);
 			}
 		}
 		break;
@@ -286,7 +286,7 @@ void fence_both_uptodate(struct resource *r)
 bool fence_for_promote(struct resource *r)
 {
 	if (policy(r) == FENCING_DONT_CARE ||
-	    !conf_res_text(r->d->conf, r->cr, CONF_SECT_HANDLERS, "fence-peer"))
+	    !conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_HANDLERS, "fence-peer"))
 		return false;
 	start_fence(r);
 	return true;

@@ -187,7 +187,7 @@ static void env_free(struct handler_env *e)
 
 static int env_build(struct handler_env *e, struct resource *r, const char *name, int vnr)
 {
-	const struct conf_host *peer = r->cr->peer;
+	const struct conf_host *peer = resource_cr(r)->peer;
 	const struct conf_vol *cv;
 	struct state st = resource_state(r);
 	char minors[256] = "", vols[256] = "", disks[1024] = "";
@@ -207,7 +207,7 @@ static int env_build(struct handler_env *e, struct resource *r, const char *name
 				       "%s%s", ld ? " " : "", cv->disk ? cv->disk : "none");
 	}
 	env_set2(e, "DRBD_RESOURCE", "TANDEM_RESOURCE", r->name);
-	env_set2(e, "DRBD_CONF", "TANDEM_CONF", conf_file(r->d->conf));
+	env_set2(e, "DRBD_CONF", "TANDEM_CONF", conf_file(tandemd_conf(r->d)));
 	env_set2(e, "DRBD_MINOR", "TANDEM_MINOR", minors);
 	env_set2(e, "DRBD_VOLUME", "TANDEM_VOLUME", vols);
 	env_set2(e, "DRBD_LL_DISK", "TANDEM_LL_DISK", disks);
@@ -304,7 +304,7 @@ static void run_later(void *arg)
 
 int handler_run(struct resource *r, const char *name, int vnr, handler_done_fn done, void *arg)
 {
-	const char *cmd = conf_res_text(r->d->conf, r->cr, CONF_SECT_HANDLERS, name);
+	const char *cmd = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_HANDLERS, name);
 	char *argv[] = {"sh", "-c", (char *)cmd, NULL};
 	struct handler_child *c;
 	struct handler_env env;

@@ -206,7 +206,7 @@ int peer_skip_initial_sync(struct resource *r)
 		pkt.volume = (uint16_t)v->vnr;
 		memcpy(pkt.u.uuids.uuid, v->sb.uuid, sizeof(pkt.u.uuids.uuid));
 		pkt.u.uuids.flags = WIRE_UF_SKIP_INITIAL_SYNC;
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 		peer_send(p, &pkt);
 	}
 	log_res(LOG_NOTICE, r->name, "new current UUID, bitmap cleared: initial sync skipped");
@@ -293,7 +293,7 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv)
 /* resync-after: is the resource this one resyncs after still syncing? */
 bool peer_after_isp(struct resource *r)
 {
-	const char *after = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "resync-after");
+	const char *after = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "resync-after");
 	struct resource *o;
 	struct state s;
 
@@ -338,7 +338,7 @@ void resync_after_changed(struct resource *r)
 
 	for (i = 0; i < r->d->n_res; i++) {
 		struct resource *o = r->d->res[i];
-		const char *after = conf_res_text(o->d->conf, o->cr, CONF_SECT_DISK, "resync-after");
+		const char *after = conf_res_text(tandemd_conf(o->d), resource_cr(o), CONF_SECT_DISK, "resync-after");
 
 		if (o == r || !after || strcmp(after, r->name) || !peer_live(o))
 			continue;

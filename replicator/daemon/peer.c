@@ -95,7 +95,7 @@ static int listen_on(struct peer *p)
 	socklen_t len;
 	int fd, one = 1;
 
-	if (sockaddr_of(&p->r->cr->me->addr, &ss, &len) < 0)
+	if (sockaddr_of(&resource_cr(p->r)->me->addr, &ss, &len) < 0)
 		return -EINVAL;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -117,12 +117,12 @@ static int connect_start(struct peer *p)
 	socklen_t len, mlen;
 	int fd;
 
-	if (sockaddr_of(&p->r->cr->peer->addr, &ss, &len) < 0)
+	if (sockaddr_of(&resource_cr(p->r)->peer->addr, &ss, &len) < 0)
 		return -EINVAL;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (sockaddr_of(&p->r->cr->me->addr, &me, &mlen) == 0) {
+	if (sockaddr_of(&resource_cr(p->r)->me->addr, &me, &mlen) == 0) {
 		if (me.ss_family == AF_INET)
 			((struct sockaddr_in *)&me)->sin_port = 0;
 		else
@@ -167,7 +167,7 @@ static int check_hello(struct peer *p, const struct wire_hello *h)
 		log_res(LOG_WARNING, p->r->name, "connection for resource '%.64s' refused", h->res);
 		return -EPROTO;
 	}
-	if (!conf_host_has_name(p->r->cr->peer, h->node)) {
+	if (!conf_host_has_name(resource_cr(p->r)->peer, h->node)) {
 		log_res(LOG_WARNING, p->r->name,
 			"connection from node '%.64s' refused: the configured peer is '%s'",
 			h->node, p->peer_name);
@@ -182,7 +182,7 @@ static bool ours_wins(const struct peer *p)
 	int c = strcmp(p->me, p->peer_name);
 
 	if (c == 0)
-		c = strcmp(p->r->cr->me->addr.ip, p->r->cr->peer->addr.ip);
+		c = strcmp(resource_cr(p->r)->me->addr.ip, resource_cr(p->r)->peer->addr.ip);
 	return c > 0;
 }
 
@@ -385,7 +385,7 @@ static int establish_data(struct peer *p)
 			p->lfd = listen_on(p);
 			if (p->lfd >= 0)
 				log_res(LOG_INFO, p->r->name, "listening on %s:%u now",
-					p->r->cr->me->addr.ip, p->r->cr->me->addr.port);
+					resource_cr(p->r)->me->addr.ip, resource_cr(p->r)->me->addr.port);
 		}
 		if (st == IDLE && t >= next) {
 			int fd = connect_start(p);
@@ -635,7 +635,7 @@ static void *peer_thread(void *arg)
 			continue;
 		}
 		log_res(LOG_INFO, p->r->name, "connected to %s (%s), %s", p->peer_name,
-			p->r->cr->peer->addr.ip, p->initiator ? "as initiator" : "as acceptor");
+			resource_cr(p->r)->peer->addr.ip, p->initiator ? "as initiator" : "as acceptor");
 		peer_set_conn(p, CONN_WFREPORTPARAMS, NULL);
 		rc = peer_session(p); /* handshake, then replication until an error */
 		close_sockets(p);
@@ -667,8 +667,8 @@ bool peer_exited(const struct resource *r)
 
 static void load_conf(struct peer *p)
 {
-	const struct conf *c = p->r->d->conf;
-	const struct conf_res *cr = p->r->cr;
+	const struct conf *c = tandemd_conf(p->r->d);
+	const struct conf_res *cr = resource_cr(p->r);
 	const char *s;
 
 	p->connect_int_ms = (int)conf_res_num(c, cr, CONF_SECT_NET, "connect-int") * 1000;
@@ -696,7 +696,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 
 	if (r->peer)
 		return 0;
-	if (!r->cr->peer || !r->cr->peer->addr.ip || !r->cr->me->addr.ip) {
+	if (!resource_cr(r)->peer || !resource_cr(r)->peer->addr.ip || !resource_cr(r)->me->addr.ip) {
 		ERRF(e, 10, "%s has no peer address configured", r->name);
 		return -EINVAL;
 	}
@@ -722,7 +722,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 		log_res(LOG_WARNING, r->name,
 			"cannot listen on %s:%u yet: %s (is the address on this node, the port "
 			"free?); retrying every connect-int",
-			r->cr->me->addr.ip, r->cr->me->addr.port, strerror(-p->lfd));
+			resource_cr(r)->me->addr.ip, resource_cr(r)->me->addr.port, strerror(-p->lfd));
 	if (!p->secret[0] && !p->alg[0])
 		log_res(LOG_WARNING, r->name,
 			"no cram-hmac-alg/shared-secret configured: the peer is not authenticated");

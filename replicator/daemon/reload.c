@@ -62,14 +62,10 @@ static bool same_volumes(const struct resource *r, const struct conf_res *cr)
 
 static void rebind(struct resource *r, const struct conf_res *cr)
 {
-	const struct conf_vol *cv;
-	unsigned int i = 0;
-
-	r->cr = cr;
-	r->name = cr->name;
+	/* r->name and the volumes' cv stay: same name, same volumes
+	 * (same_volumes), in the old configuration, which is kept */
+	__atomic_store_n(&r->cr, cr, __ATOMIC_RELEASE);
 	r->conf_pending = false;
-	for (cv = cr->me->vols; cv; cv = cv->next)
-		r->vols[i++].cv = cv;
 }
 
 int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
@@ -98,6 +94,13 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 		return rc;
 	}
 	diag_free(diag);
+	retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
+	if (!retired) {
+		conf_free(nc);
+		snprintf(msg, msglen, "%s not applied: out of memory", d->conf_path);
+		return -ENOMEM;
+	}
+	d->retired = retired;
 
 	/* Existing resources: rebind, or keep the old settings while up. */
 	for (i = 0; i < d->n_res; i++) {
@@ -142,16 +145,12 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 		if (tandemd_add_resource(d, cr) == 0)
 			log_res(LOG_NOTICE, cr->name, "added from the configuration (down)");
 	}
-	if (old_in_use) {
-		retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
-		if (retired) {
-			d->retired = retired;
-			d->retired[d->n_retired++] = d->conf;
-		}
-	} else {
-		conf_free(d->conf);
-	}
-	d->conf = nc;
+	/* The old configuration is kept until the daemon exits: up resources
+	 * may still use it (old_in_use), and any thread may be reading it
+	 * (tandemd_conf(), resource_cr()). Reloads are rare and small. */
+	(void)old_in_use;
+	d->retired[d->n_retired++] = d->conf;
+	__atomic_store_n(&d->conf, nc, __ATOMIC_RELEASE);
 	snprintf(msg, msglen, "%s applied", d->conf_path);
 	log_info("%s", msg);
 	return 0;

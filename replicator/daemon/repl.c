@@ -96,7 +96,9 @@ void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi)
 	pkt->u.state.peer = (uint8_t)s.peer;
 	pkt->u.state.disk = (uint8_t)volume_disk(v);
 	pkt->u.state.pdsk = (uint8_t)s.pdsk;
+	pthread_mutex_lock(&p->lock); /* p->pv goes when the session ends */
 	pkt->u.state.conn = (uint8_t)(p->pv ? peer_vol_repl(&p->pv[vi]) : s.conn);
+	pthread_mutex_unlock(&p->lock);
 	pkt->u.state.isp = (uint8_t)((s.user_isp ? WIRE_ISP_USER : 0) |
 				     (peer_after_isp(p->r) ? WIRE_ISP_AFTR : 0));
 }
@@ -558,7 +560,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 			volume_sync_sb(v);
 		}
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 		log_res(LOG_NOTICE, p->r->name,
 			"volume %u: the Primary has no disk now; it reads and writes here", v->vnr);
 	}
@@ -582,7 +584,7 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		bitmap_clear_all(v->bm);
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 		state_change_repl(p->r, v, CONN_CONNECTED, "resync done (as SyncSource)");
 		log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (as SyncSource)", v->vnr);
 		resync_log_csums(p, pv);
@@ -611,7 +613,7 @@ static int on_uuids(struct peer *p, const struct wire_pkt *pkt)
 		bitmap_clear_all(v->bm);
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 		log_res(LOG_NOTICE, p->r->name,
 			"volume %u: the peer cleared the bitmap of new data: initial sync skipped",
 			v->vnr);
@@ -1000,7 +1002,7 @@ int peer_session(struct peer *p)
 	p->barrier_nr = p->barrier_acked = 0;
 	p->recv_epoch_writes = 0;
 	integrity_fault_load(p);
-	if (!p->ep && epoch_new((uint32_t)conf_res_num(r->d->conf, r->cr, CONF_SECT_NET,
+	if (!p->ep && epoch_new((uint32_t)conf_res_num(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET,
 						       "max-epoch-size"),
 				1024, &p->ep) < 0) {
 		free(p->pv);

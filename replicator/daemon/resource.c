@@ -39,6 +39,7 @@ int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *
 		v->cv = cv;
 		v->vnr = cv->vnr;
 		pthread_mutex_init(&v->lock, NULL);
+		pthread_mutex_init(&v->md_lock, NULL);
 		pthread_cond_init(&v->cond, NULL);
 	}
 	state_change_init(r);
@@ -60,6 +61,7 @@ void resource_fini(struct resource *r)
 	pthread_cond_destroy(&r->fence_cond);
 	for (i = 0; i < r->n_vols; i++) {
 		pthread_mutex_destroy(&r->vols[i].lock);
+		pthread_mutex_destroy(&r->vols[i].md_lock);
 		pthread_cond_destroy(&r->vols[i].cond);
 	}
 	free(r->vols);
@@ -89,10 +91,10 @@ struct state resource_state(struct resource *r)
 
 static struct state_ctx ctx_of(const struct resource *r, bool force)
 {
-	const char *fencing = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "fencing");
+	const char *fencing = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "fencing");
 	struct state_ctx ctx = {
 		.allow_two_primaries =
-			conf_res_bool(r->d->conf, r->cr, CONF_SECT_NET, "allow-two-primaries"),
+			conf_res_bool(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET, "allow-two-primaries"),
 		.fencing = !strcmp(fencing, "resource-only")	      ? FENCING_RESOURCE_ONLY
 			   : !strcmp(fencing, "resource-and-stonith") ? FENCING_RESOURCE_AND_STONITH
 								      : FENCING_DONT_CARE,
@@ -164,7 +166,7 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
 			state_change_disk(v, DISK_OUTDATED, "attach: the peer went on without it");
 			volume_sync_sb(v);
-			pthread_mutex_unlock(&v->lock);
+			volume_unlock(v);
 		}
 		n++;
 	}
@@ -186,12 +188,12 @@ int resource_up(struct resource *r, struct reply_err *e)
 	if (r->up)
 		return resource_reattach(r, e);
 	/* settings that changed while it was up apply now (see reload.c) */
-	cr = conf_find_res(r->d->conf, r->name);
+	cr = conf_find_res(tandemd_conf(r->d), r->name);
 	if (!cr || !cr->me) {
 		ERRF(e, 10, "%s was removed from the configuration", r->name);
 		return -ENOENT;
 	}
-	if (cr != r->cr) {
+	if (cr != resource_cr(r)) {
 		resource_fini(r);
 		rc = resource_init(r->d, r, cr);
 		if (rc < 0) {
@@ -221,7 +223,7 @@ int resource_up(struct resource *r, struct reply_err *e)
 		state_change_conn(r, resource_state(r).conn, ROLE_UNKNOWN, DISK_OUTDATED, NULL);
 	if (!r->disk_watch_on)
 		disk_watch(r);
-	if (r->cr->peer && r->cr->peer->addr.ip && r->cr->me->addr.ip &&
+	if (resource_cr(r)->peer && resource_cr(r)->peer->addr.ip && resource_cr(r)->me->addr.ip &&
 	    peer_start(r, false, e) < 0)
 		log_res(LOG_ERR, r->name, "not connecting: %s", e->msg);
 	e->msg[0] = '\0';
@@ -261,8 +263,8 @@ static int write_all_sb(struct resource *r, struct reply_err *e)
 		if (!r->vols[i].md)
 			continue; /* detached after an I/O error */
 		pthread_mutex_lock(&r->vols[i].lock);
-		rc = volume_sync_sb(&r->vols[i]);
-		pthread_mutex_unlock(&r->vols[i].lock);
+		volume_sync_sb(&r->vols[i]);
+		rc = volume_unlock(&r->vols[i]);
 		if (rc < 0) {
 			ERRF(e, 20, "volume %u: cannot write the superblock: %s", r->vols[i].vnr,
 			     strerror(-rc));
@@ -446,11 +448,11 @@ int resource_outdate(struct resource *r, struct reply_err *e)
 		if (v->md && volume_disk(v) > DISK_OUTDATED) {
 			state_change_disk(v, DISK_OUTDATED, "outdate");
 			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
-			if (volume_sync_sb(v) < 0)
-				log_res(LOG_ERR, r->name, "volume %u: cannot record Outdated in the "
-							  "metadata", v->vnr);
+			volume_sync_sb(v);
 		}
-		pthread_mutex_unlock(&v->lock);
+		if (volume_unlock(v) < 0)
+			log_res(LOG_ERR, r->name, "volume %u: cannot record Outdated in the metadata",
+				v->vnr);
 	}
 	peer_state_changed(r);
 	return 0;
@@ -485,6 +487,9 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 	return write_all_sb(r, e);
 }
 
+/* A counter, some of which other threads add to without the lock. */
+#define CNT(v, x) __atomic_load_n(&(v)->c.x, __ATOMIC_RELAXED)
+
 json_object *resource_status(struct resource *r)
 {
 	json_object *o = json_object_new_object(), *vols = json_object_new_array();
@@ -498,13 +503,13 @@ json_object *resource_status(struct resource *r)
 	json_object_object_add(o, "connection",
 			       json_object_new_string(r->up ? state_conn_name(st.conn)
 							    : "Unconfigured"));
-	if (r->cr->peer && r->cr->peer->n_names)
-		json_object_object_add(o, "peer", json_object_new_string(r->cr->peer->names[0]));
-	if (r->cr->peer && r->cr->peer->addr.ip) {
+	if (resource_cr(r)->peer && resource_cr(r)->peer->n_names)
+		json_object_object_add(o, "peer", json_object_new_string(resource_cr(r)->peer->names[0]));
+	if (resource_cr(r)->peer && resource_cr(r)->peer->addr.ip) {
 		json_object *w = json_object_new_array();
 
-		if (!conf_res_text(r->d->conf, r->cr, CONF_SECT_NET, "cram-hmac-alg") ||
-		    !conf_res_text(r->d->conf, r->cr, CONF_SECT_NET, "shared-secret"))
+		if (!conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET, "cram-hmac-alg") ||
+		    !conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET, "shared-secret"))
 			json_object_array_add(
 				w, json_object_new_string(
 					   "the peer is not authenticated: set cram-hmac-alg and "
@@ -553,18 +558,16 @@ json_object *resource_status(struct resource *r)
 			json_object_object_add(jv, "clients",
 					       json_object_new_int((int)nbd_srv_clients(r->nbd)));
 		}
-		json_object_object_add(c, "ns", json_object_new_uint64(v->c.ns));
-		json_object_object_add(c, "nr", json_object_new_uint64(v->c.nr));
-		json_object_object_add(c, "dw", json_object_new_uint64(v->c.dw));
-		json_object_object_add(c, "dr", json_object_new_uint64(v->c.dr));
-		json_object_object_add(c, "al", json_object_new_uint64(v->c.al));
-		json_object_object_add(c, "bm", json_object_new_uint64(v->c.bm));
-		json_object_object_add(c, "lo", json_object_new_int64(v->c.lo));
-		json_object_object_add(c, "pe", json_object_new_int64(__atomic_load_n(
-							   &v->c.pe, __ATOMIC_RELAXED)));
-		json_object_object_add(c, "ua", json_object_new_int64(__atomic_load_n(
-							   &v->c.ua, __ATOMIC_RELAXED)));
-		json_object_object_add(c, "ap", json_object_new_int64(v->c.ap));
+		json_object_object_add(c, "ns", json_object_new_uint64(CNT(v, ns)));
+		json_object_object_add(c, "nr", json_object_new_uint64(CNT(v, nr)));
+		json_object_object_add(c, "dw", json_object_new_uint64(CNT(v, dw)));
+		json_object_object_add(c, "dr", json_object_new_uint64(CNT(v, dr)));
+		json_object_object_add(c, "al", json_object_new_uint64(CNT(v, al)));
+		json_object_object_add(c, "bm", json_object_new_uint64(CNT(v, bm)));
+		json_object_object_add(c, "lo", json_object_new_int64(CNT(v, lo)));
+		json_object_object_add(c, "pe", json_object_new_int64(CNT(v, pe)));
+		json_object_object_add(c, "ua", json_object_new_int64(CNT(v, ua)));
+		json_object_object_add(c, "ap", json_object_new_int64(CNT(v, ap)));
 		json_object_object_add(c, "oos",
 				       json_object_new_uint64(v->bm ? bitmap_weight(v->bm) * 4 : 0));
 		json_object_object_add(jv, "counters", c);
@@ -601,6 +604,8 @@ static void detach_retry(void *arg)
 static void detach_failed(struct resource *r, struct volume *v)
 {
 	struct reply_err e = {0};
+	bool primary;
+
 	if (volume_busy(v)) {
 		/* requests stuck in the disk (disk-timeout): new ones already go
 		 * to the peer; detach when they return, without blocking here */
@@ -615,12 +620,11 @@ static void detach_failed(struct resource *r, struct volume *v)
 	volume_detach(v, &e);
 	state_change_disk(v, DISK_DISKLESS, "after a local I/O error");
 	peer_state_changed(r);
+	primary = resource_state(r).role == ROLE_PRIMARY; /* not under the log's lock */
 	log_res(LOG_ERR, r->name,
 		"volume %u: detached after a local I/O error. %s Check the disk, then "
 		"'tandemadm attach %s' (the activity log marks what may differ).",
-		v->vnr,
-		resource_state(r).role == ROLE_PRIMARY ? "I/O to it fails until a disk or a peer is back." : "",
-		r->name);
+		v->vnr, primary ? "I/O to it fails until a disk or a peer is back." : "", r->name);
 	check_incon_degr(r);
 }
 
@@ -639,7 +643,7 @@ static void local_io_error_done(struct resource *r, const char *name, int result
 static void disk_watch(void *arg)
 {
 	struct resource *r = arg;
-	int64_t ms = (int64_t)conf_res_num(r->d->conf, r->cr, CONF_SECT_DISK, "disk-timeout") * 100;
+	int64_t ms = (int64_t)conf_res_num(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "disk-timeout") * 100;
 	unsigned int i;
 
 	r->disk_watch_on = false;
@@ -664,7 +668,7 @@ static void disk_watch(void *arg)
 void resource_volume_failed(struct volume *v)
 {
 	struct resource *r = v->res;
-	const char *policy = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "on-io-error");
+	const char *policy = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "on-io-error");
 
 	if (!v->md)
 		return;
@@ -685,10 +689,10 @@ void resource_volume_error_passed(struct volume *v)
 	state_change_disk(v, DISK_INCONSISTENT, "local I/O error passed on");
 	pthread_mutex_lock(&v->lock);
 	v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
-	if (volume_sync_sb(v) < 0)
+	volume_sync_sb(v);
+	if (volume_unlock(v) < 0)
 		log_res(LOG_ERR, r->name, "volume %u: cannot record Inconsistent in the metadata",
 			v->vnr);
-	pthread_mutex_unlock(&v->lock);
 	peer_state_changed(r);
 	check_incon_degr(r);
 }
@@ -726,7 +730,7 @@ void resource_set_connected_ind(struct resource *r, bool on)
 			v->sb.flags ^= MDF_CONNECTED_IND;
 			volume_sync_sb(v);
 		}
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 	}
 }
 
@@ -741,20 +745,22 @@ void resource_lost_peer(struct resource *r)
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		struct gi g;
+		bool made = false;
 
 		pthread_mutex_lock(&v->lock);
 		if (v->md && volume_disk(v) == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
 			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
 			gi_new_current(&g, gi_entropy(), true);
 			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-			if (volume_sync_sb(v) < 0)
-				log_res(LOG_ERR, r->name, "volume %u: cannot write the new current UUID",
-					v->vnr);
-			else
-				log_res(LOG_INFO, r->name, "volume %u: new current UUID %016llX",
-					v->vnr, (unsigned long long)v->sb.uuid[MD_UI_CURRENT]);
+			volume_sync_sb(v);
+			made = true;
 		}
-		pthread_mutex_unlock(&v->lock);
+		if (volume_unlock(v) < 0)
+			log_res(LOG_ERR, r->name, "volume %u: cannot write the new current UUID",
+				v->vnr);
+		else if (made)
+			log_res(LOG_INFO, r->name, "volume %u: new current UUID %016llX", v->vnr,
+				(unsigned long long)g.uuid[GI_CURRENT]);
 	}
 }
 
@@ -836,7 +842,7 @@ int resource_invalidate(struct resource *r, bool remote, struct reply_err *e)
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 	}
 	log_res(LOG_NOTICE, r->name, "%s: full resync %s the peer", remote ? "invalidate-remote"
 								   : "invalidate",

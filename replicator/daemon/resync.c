@@ -139,12 +139,12 @@ static void finish_target(struct peer *p, struct peer_vol *pv)
 		     "resync done (as SyncTarget)");
 	volume_sync_sb(v);
 	volume_writeback_bitmap_locked(v);
-	pthread_mutex_unlock(&v->lock);
+	volume_unlock(v);
 	log_res(LOG_NOTICE, p->r->name, "volume %u: resync done (%llu KiB in %lld.%03lld s)",
 		v->vnr, (unsigned long long)pv->rs_done * 4, (long long)ms / 1000,
 		(long long)ms % 1000);
 	resync_log_csums(p, pv);
-	if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "after-resync-target"))
+	if (conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_HANDLERS, "after-resync-target"))
 		handler_run(p->r, "after-resync-target", (int)v->vnr, NULL, NULL);
 }
 
@@ -271,17 +271,17 @@ static int csum_request(struct peer *p, struct peer_vol *pv, struct wire_pkt *q,
 /* The rate controller of a resync or verify, from the disk/net options. */
 int resync_new_ctl(struct peer *p, struct rsctl **ctl)
 {
-	const struct conf *c = p->r->d->conf;
+	const struct conf *c = tandemd_conf(p->r->d);
 	struct rsctl_params prm;
 
 	memset(&prm, 0, sizeof(prm));
-	prm.resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
-	prm.c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
-	prm.c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
-	prm.c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
-	prm.c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
-	prm.c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
-	prm.max_buffers = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers");
+	prm.resync_rate = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "resync-rate");
+	prm.c_plan_ahead = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-plan-ahead");
+	prm.c_delay_target = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-delay-target");
+	prm.c_fill_target = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-fill-target");
+	prm.c_max_rate = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-max-rate");
+	prm.c_min_rate = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-min-rate");
+	prm.max_buffers = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_NET, "max-buffers");
 	return rsctl_new(&prm, ctl);
 }
 
@@ -301,11 +301,11 @@ void resync_step_sleep(struct peer *p, int64_t *step_end, int step_ms)
 static void *rs_thread(void *arg)
 {
 	struct peer *p = arg;
-	const struct conf *c = p->r->d->conf;
+	const struct conf *c = tandemd_conf(p->r->d);
 	struct rsctl *ctl = NULL;
 	unsigned int i;
 	uint64_t max_inflight =
-		conf_res_num(c, p->r->cr, CONF_SECT_NET, "max-buffers") / 2; /* 4 KiB pages */
+		conf_res_num(c, resource_cr(p->r), CONF_SECT_NET, "max-buffers") / 2; /* 4 KiB pages */
 	uint64_t done_before = 0;
 	bool was_after = false;
 	int64_t step_end = peer_now_ms() + RS_STEP_MS;
@@ -331,7 +331,7 @@ static void *rs_thread(void *arg)
 				peer_send_state(p, i);
 			if (after)
 				log_res(LOG_INFO, p->r->name, "resync waits for %s (resync-after)",
-					conf_res_text(c, p->r->cr, CONF_SECT_DISK, "resync-after"));
+					conf_res_text(c, resource_cr(p->r), CONF_SECT_DISK, "resync-after"));
 		}
 		peer_show_sync_state(p->r);
 		pthread_mutex_lock(&p->lock);

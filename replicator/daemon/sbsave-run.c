@@ -34,7 +34,7 @@ static void policy_of(struct peer *p, struct peer_vol *pv, char *buf, size_t len
 		snprintf(buf, len, "discard-my-data");
 		return;
 	}
-	val = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, opt[prim]);
+	val = conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, opt[prim]);
 	snprintf(buf, len, "%s=%s", opt[prim], val ? val : "disconnect");
 }
 

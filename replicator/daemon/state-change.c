@@ -38,10 +38,10 @@ void state_change_init(struct resource *r)
 
 static struct state_ctx ctx_of(const struct resource *r)
 {
-	const char *fencing = conf_res_text(r->d->conf, r->cr, CONF_SECT_DISK, "fencing");
+	const char *fencing = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "fencing");
 	struct state_ctx ctx = {
 		.allow_two_primaries =
-			conf_res_bool(r->d->conf, r->cr, CONF_SECT_NET, "allow-two-primaries"),
+			conf_res_bool(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET, "allow-two-primaries"),
 		.fencing = !strcmp(fencing, "resource-only")	      ? FENCING_RESOURCE_ONLY
 			   : !strcmp(fencing, "resource-and-stonith") ? FENCING_RESOURCE_AND_STONITH
 								      : FENCING_DONT_CARE,

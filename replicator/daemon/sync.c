@@ -33,7 +33,7 @@
 
 static enum sbpolicy asb(struct peer *p, const char *opt, enum sbpolicy_slot slot, char *node)
 {
-	const char *t = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, opt);
+	const char *t = conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, opt);
 	enum sbpolicy v = SBPOLICY_DISCONNECT;
 
 	if (t)
@@ -51,7 +51,7 @@ static void conf_asb(struct peer *p, struct sbpolicy_conf *c)
 
 static const char *integrity_alg(struct peer *p)
 {
-	const char *a = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, "data-integrity-alg");
+	const char *a = conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "data-integrity-alg");
 
 	return a ? a : "";
 }
@@ -67,11 +67,11 @@ static int send_protocol(struct peer *p)
 	w->after_sb_0pri = (uint8_t)sbpolicy_localize(c.after_sb_0pri, c.node, p->me);
 	w->after_sb_1pri = (uint8_t)c.after_sb_1pri;
 	w->after_sb_2pri = (uint8_t)c.after_sb_2pri;
-	if (conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "allow-two-primaries"))
+	if (conf_res_bool(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "allow-two-primaries"))
 		w->flags |= WIRE_PF_TWO_PRIMARIES;
 	if (p->discard_my_data)
 		w->flags |= WIRE_PF_DISCARD_MY_DATA;
-	if (conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "always-asbp"))
+	if (conf_res_bool(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "always-asbp"))
 		w->flags |= WIRE_PF_ALWAYS_ASBP;
 	snprintf(w->integrity_alg, sizeof(w->integrity_alg), "%s", integrity_alg(p));
 	return peer_send(p, &pkt);
@@ -106,21 +106,21 @@ int sync_send_uuids(struct peer *p, unsigned int vi)
 static int send_volume(struct peer *p, unsigned int vi)
 {
 	struct volume *v = &p->r->vols[vi];
-	const struct conf *c = p->r->d->conf;
+	const struct conf *c = tandemd_conf(p->r->d);
 	struct wire_pkt pkt = {.type = WIRE_P_SYNC_PARAM, .volume = (uint16_t)v->vnr};
 	struct wire_sync_param *sp = &pkt.u.sync_param;
 	int rc;
 
-	sp->resync_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "resync-rate");
-	sp->c_plan_ahead = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-plan-ahead");
-	sp->c_delay_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-delay-target");
-	sp->c_fill_target = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-fill-target");
-	sp->c_max_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-max-rate");
-	sp->c_min_rate = (uint32_t)conf_res_num(c, p->r->cr, CONF_SECT_DISK, "c-min-rate");
+	sp->resync_rate = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "resync-rate");
+	sp->c_plan_ahead = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-plan-ahead");
+	sp->c_delay_target = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-delay-target");
+	sp->c_fill_target = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-fill-target");
+	sp->c_max_rate = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-max-rate");
+	sp->c_min_rate = (uint32_t)conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "c-min-rate");
 	snprintf(sp->verify_alg, sizeof(sp->verify_alg), "%s",
-		 conf_res_text(c, p->r->cr, CONF_SECT_NET, "verify-alg") ?: "");
+		 conf_res_text(c, resource_cr(p->r), CONF_SECT_NET, "verify-alg") ?: "");
 	snprintf(sp->csums_alg, sizeof(sp->csums_alg), "%s",
-		 conf_res_text(c, p->r->cr, CONF_SECT_NET, "csums-alg") ?: "");
+		 conf_res_text(c, resource_cr(p->r), CONF_SECT_NET, "csums-alg") ?: "");
 	rc = peer_send(p, &pkt);
 	if (rc < 0)
 		return rc;
@@ -128,7 +128,7 @@ static int send_volume(struct peer *p, unsigned int vi)
 	pkt.type = WIRE_P_SIZES;
 	pkt.volume = (uint16_t)v->vnr;
 	pkt.u.sizes.d_size = md_layout(v->md)->max_data_sect;
-	pkt.u.sizes.u_size = conf_res_num(c, p->r->cr, CONF_SECT_DISK, "size");
+	pkt.u.sizes.u_size = conf_res_num(c, resource_cr(p->r), CONF_SECT_DISK, "size");
 	pkt.u.sizes.c_size = v->size_sect;
 	pkt.u.sizes.max_req = WIRE_MAX_DATA;
 	rc = peer_send(p, &pkt);
@@ -165,13 +165,13 @@ static int expect(struct peer *p, uint16_t type, uint16_t vol, struct wire_pkt *
 /* verify-alg and csums-alg must be the same on both nodes (as DRBD). */
 static int check_sync_param(struct peer *p, const struct wire_sync_param *sp)
 {
-	const struct conf *c = p->r->d->conf;
+	const struct conf *c = tandemd_conf(p->r->d);
 	static const char *const opts[] = {"verify-alg", "csums-alg"};
 	const char *theirs[] = {sp->verify_alg, sp->csums_alg};
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
-		const char *mine = conf_res_text(c, p->r->cr, CONF_SECT_NET, opts[i]) ?: "";
+		const char *mine = conf_res_text(c, resource_cr(p->r), CONF_SECT_NET, opts[i]) ?: "";
 
 		if (strcmp(mine, theirs[i])) {
 			log_res(LOG_ERR, p->r->name,
@@ -188,7 +188,7 @@ static int check_sync_param(struct peer *p, const struct wire_sync_param *sp)
 static int check_protocol(struct peer *p, const struct wire_protocol *w)
 {
 	struct sbpolicy_conf c;
-	bool two = conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "allow-two-primaries");
+	bool two = conf_res_bool(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "allow-two-primaries");
 
 	conf_asb(p, &c);
 	if (w->protocol != p->protocol) {
@@ -312,8 +312,8 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	in.pdsk = (enum state_disk)pv->pstate.disk;
 	in.resolve_conflicts = !p->initiator;
 	conf_asb(p, &in.asb);
-	in.always_asbp = conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "always-asbp");
-	rr = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, "rr-conflict");
+	in.always_asbp = conf_res_bool(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "always-asbp");
+	rr = conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "rr-conflict");
 	in.rr_conflict = SBPOLICY_DISCONNECT;
 	if (rr)
 		sbpolicy_parse_rr_conflict(rr, &in.rr_conflict);
@@ -330,7 +330,7 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 		pthread_mutex_lock(&v->lock);
 		memcpy(v->sb.uuid, d->cmp.self_gi.uuid, sizeof(v->sb.uuid));
 		volume_sync_sb(v);
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 	}
 	if (d->cmp.fix_peer)
 		memcpy(pv->puuids.uuid, d->cmp.peer_gi.uuid, sizeof(pv->puuids.uuid));
@@ -361,7 +361,7 @@ static int send_bitmap(struct peer *p, struct volume *v)
 	if (!buf)
 		return -ENOMEM;
 	rc = bmx_enc_new(v->bm,
-			 conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "use-rle"), &enc);
+			 conf_res_bool(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "use-rle"), &enc);
 	while (rc == 0) {
 		/* new writes wait while the volume is frozen for the handshake;
 		 * the lock keeps out those already past that point */
@@ -461,7 +461,7 @@ static bool use_csums(struct peer *p, bool crashed)
 		return false;
 	}
 	if (!crashed &&
-	    conf_res_bool(p->r->d->conf, p->r->cr, CONF_SECT_NET, "csums-after-crash-only")) {
+	    conf_res_bool(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "csums-after-crash-only")) {
 		log_res(LOG_INFO, p->r->name,
 			"csums-after-crash-only: no Primary crashed, every marked block is copied");
 		return false;
@@ -496,7 +496,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 	if (rc < 0)
 		return rc;
 	if (source) {
-		if (conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS, "before-resync-source"))
+		if (conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_HANDLERS, "before-resync-source"))
 			handler_run(p->r, "before-resync-source", (int)v->vnr, NULL, NULL);
 		pthread_mutex_lock(&v->lock);
 		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
@@ -506,7 +506,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		pkt.u.sync_uuid.uuid = gi_start_sync_source(&g, gi_entropy());
 		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
 		volume_sync_sb(v);
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 		rc = peer_send(p, &pkt);
 		pv->rs_total = bitmap_weight(v->bm);
 		pv->rs_start_ms = peer_now_ms();
@@ -538,7 +538,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 			state_change_disk(v, DISK_INCONSISTENT, "resync as SyncTarget");
 		}
 		volume_sync_sb(v);
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 		pv->rs_pos = 0;
 		pv->rs_done = 0;
 		pv->rs_start_ms = peer_now_ms();
@@ -648,7 +648,7 @@ int sync_handshake(struct peer *p)
 				pv->v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
 				volume_sync_sb(pv->v);
 			}
-			pthread_mutex_unlock(&pv->v->lock);
+			volume_unlock(pv->v);
 			continue;
 		}
 		rc = start_resync(p, i, d->outcome == UUIDCMP_SYNC_SOURCE, d->full_sync);

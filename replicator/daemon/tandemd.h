@@ -52,11 +52,14 @@ struct volume {
 	struct ioeng *io;   /* data I/O: io_uring, else a thread pool */
 	uint64_t size_sect; /* exported size */
 	pthread_mutex_t lock; /* al, bm, sb, counters, inflight */
+	pthread_mutex_t md_lock; /* orders metadata writes (volume_unlock); before lock */
+	bool sb_due, bm_due;     /* written by volume_unlock() (lock) */
 	pthread_cond_t cond;
 	struct inflight *inflight;
 	struct counters c;
 	/* group commit of the activity log (volume.c) */
 	bool al_busy;             /* a thread is writing a transaction */
+	bool md_busy;             /* volume_unlock() is writing metadata */
 	unsigned char *al_block;  /* that transaction */
 	unsigned char *al_pages;  /* evicted extents' bitmap pages */
 	/* local I/O errors (on-io-error) */
@@ -64,6 +67,7 @@ struct volume {
 	bool failing;             /* detach pending: new requests get EIO */
 	bool io_error_seen;       /* pass_on: an error was passed on */
 	bool frozen;              /* new requests wait (connection handshake) */
+	bool detaching;           /* detach writes the metadata back; requests wait */
 	int wfc_class;            /* VOLUME_WFC_*, from the flags at attach */
 	struct bdev_faults faults; /* TANDEM_FAULT_INJECTION only */
 	unsigned int fault_ops;    /* VOLUME_FAULT_* */
@@ -135,6 +139,21 @@ struct tandemd {
 	bool fault_injection; /* TANDEM_FAULT_INJECTION=1 in the environment */
 };
 
+/*
+ * The configuration, from any thread. A reload (reload.c, main loop)
+ * publishes the new one with an atomic store and never frees an old one
+ * while the daemon runs, so what a thread read stays valid.
+ */
+static inline struct conf *tandemd_conf(const struct tandemd *d)
+{
+	return __atomic_load_n(&d->conf, __ATOMIC_ACQUIRE);
+}
+
+static inline const struct conf_res *resource_cr(const struct resource *r)
+{
+	return __atomic_load_n(&r->cr, __ATOMIC_ACQUIRE);
+}
+
 /* A refusal to hand back to the control client. */
 struct reply_err {
 	int exit;  /* tandemadm exit code */
@@ -160,10 +179,17 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 		  void (*done)(void *arg, int res), void *arg);
 int volume_flush(struct volume *v);
 int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
-/* Write the superblock (lock held by caller). A failure takes the
- * on-io-error path (a metadata error: the disk is detached), so that the
- * flags and UUIDs in memory never silently differ from the disk's. */
+/*
+ * Metadata writes, never under v->lock (HACKING.md): with the lock held,
+ * volume_sync_sb() and volume_writeback_bitmap_locked() say that the
+ * superblock / the dirty bitmap pages must go to disk; volume_unlock()
+ * drops the lock and writes them (a copy taken under it, in order with
+ * every other metadata write), and returns 0 or the error. A failure takes
+ * the on-io-error path (a metadata error: the disk is detached), so that
+ * the flags and UUIDs in memory never silently differ from the disk's.
+ */
 int volume_sync_sb(struct volume *v);
+int volume_unlock(struct volume *v);
 /* A local I/O error: apply on-io-error (lock not held; any thread). */
 void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
 /* The same, with the volume's lock held. */
@@ -172,7 +198,7 @@ void volume_io_error_locked(struct volume *v, enum volume_err kind, const char *
 void volume_freeze(struct volume *v, bool on);
 void volume_mark_oos(struct volume *v, uint64_t off, uint64_t len);
 void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len);
-/* The whole bitmap to disk (lock held); a failure takes on-io-error. */
+/* The whole bitmap to disk (lock held; written by volume_unlock()). */
 int volume_writeback_bitmap_locked(struct volume *v);
 int volume_peer_write(struct volume *v, uint64_t off, uint32_t len, const void *buf, bool fua);
 int volume_peer_trim(struct volume *v, uint64_t off, uint32_t len, bool zero);
@@ -182,6 +208,7 @@ int volume_read_claimed(struct volume *v, uint64_t off, uint32_t len, void *buf,
 void volume_read_release(struct volume *v, uint64_t off, uint32_t len);
 int volume_rs_write(struct volume *v, uint64_t off, uint32_t len, const void *buf);
 /* Tests: make the backing device fail (VOLUME_FAULT_*; 0 heals it). */
+const struct bdev_faults *volume_fault_hooks(struct volume *v);
 int volume_set_faults(struct volume *v, unsigned int ops);
 
 /* peer.c: the connection to the peer (connect, disconnect). */

@@ -39,7 +39,7 @@
 
 static const struct digest_alg *verify_alg(struct peer *p)
 {
-	const char *name = conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_NET, "verify-alg");
+	const char *name = conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_NET, "verify-alg");
 	const struct digest_alg *a = NULL;
 
 	if (name && digest_lookup(name, &a) < 0)
@@ -125,7 +125,7 @@ static void verify_done(struct peer *p, struct peer_vol *pv, bool source)
 			"the next connection, or now with 'tandemadm resync-oos %s' on the node "
 			"whose data is right",
 			pv->v->vnr, (unsigned long long)oos, p->r->name);
-		if (source && conf_res_text(p->r->d->conf, p->r->cr, CONF_SECT_HANDLERS,
+		if (source && conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_HANDLERS,
 					    "out-of-sync"))
 			handler_run(p->r, "out-of-sync", (int)pv->v->vnr, NULL, NULL);
 	} else {
@@ -134,7 +134,7 @@ static void verify_done(struct peer *p, struct peer_vol *pv, bool source)
 	}
 	pthread_mutex_lock(&pv->v->lock);
 	volume_writeback_bitmap_locked(pv->v);
-	pthread_mutex_unlock(&pv->v->lock);
+	volume_unlock(pv->v);
 }
 
 /* ---------------------------------------------------------------- VerifyS */
@@ -502,7 +502,7 @@ int peer_resync_oos(struct resource *r, struct reply_err *e)
 			volume_sync_sb(v);
 			volume_writeback_bitmap_locked(v);
 		}
-		pthread_mutex_unlock(&v->lock);
+		volume_unlock(v);
 	}
 	if (!bits) {
 		log_res(LOG_INFO, r->name, "resync-oos: nothing is marked out of sync here");

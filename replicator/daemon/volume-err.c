@@ -33,7 +33,7 @@ static void passed_cb(void *arg)
 static void io_error(struct volume *v, enum volume_err kind, const char *what, int rc,
 		     bool locked)
 {
-	const char *policy = conf_res_text(v->res->d->conf, v->res->cr, CONF_SECT_DISK,
+	const char *policy = conf_res_text(tandemd_conf(v->res->d), resource_cr(v->res), CONF_SECT_DISK,
 					   "on-io-error");
 	bool pass_on = kind == VOLUME_ERR_DATA && policy && !strcmp(policy, "pass_on");
 	bool first;
@@ -76,7 +76,8 @@ void volume_io_error_locked(struct volume *v, enum volume_err kind, const char *
 /* Fault injection for tests: the data area fails with EIO. */
 static bool fault_in_data(const struct volume *v, uint64_t off)
 {
-	return (v->fault_ops & VOLUME_FAULT_META) || off < v->size_sect * 512;
+	return (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_META) ||
+	       off < v->size_sect * 512;
 }
 
 /* VOLUME_FAULT_HANG: the request does not return until the fault is
@@ -127,10 +128,10 @@ static int fault_fsync(void *ctx)
 	return (__atomic_load_n(&v->fault_ops, __ATOMIC_RELAXED) & VOLUME_FAULT_FLUSH) ? -EIO : 0;
 }
 
-int volume_set_faults(struct volume *v, unsigned int ops)
+/* The hooks, set before the backing device is used (attach); they do
+ * nothing until volume_set_faults() says which operations fail. */
+const struct bdev_faults *volume_fault_hooks(struct volume *v)
 {
-	if (!v->res->d->fault_injection)
-		return -EPERM;
 	v->faults = (struct bdev_faults){
 		.on_write = fault_write,
 		.on_read = fault_read,
@@ -138,6 +139,13 @@ int volume_set_faults(struct volume *v, unsigned int ops)
 		.on_fsync = fault_fsync,
 		.ctx = v,
 	};
+	return &v->faults;
+}
+
+int volume_set_faults(struct volume *v, unsigned int ops)
+{
+	if (!v->res->d->fault_injection)
+		return -EPERM;
 	__atomic_store_n(&v->fault_ops, ops, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -37,7 +37,7 @@ static int bm_write_page(void *ctx, uint64_t page, const void *buf)
 	int rc = md_write_bm_page(v->md, page, buf);
 
 	if (rc == 0)
-		v->c.bm++;
+		__atomic_add_fetch(&v->c.bm, 1, __ATOMIC_RELAXED);
 	return rc;
 }
 
@@ -60,16 +60,105 @@ static const struct al_ops al_ops = {
 
 int volume_sync_sb(struct volume *v)
 {
-	int rc = md_write_sb(v->md, &v->sb);
+	v->sb_due = true;
+	return v->md ? 0 : -ENODEV;
+}
 
+static void leave(struct volume *v);
+
+/* A dirty bitmap page, copied under the lock for volume_unlock(). */
+struct bm_copy {
+	uint64_t page;
+	struct bm_copy *next;
+	_Alignas(4096) unsigned char buf[BITMAP_PAGE_BYTES];
+};
+
+static int copy_page(void *ctx, uint64_t page, const void *buf)
+{
+	struct bm_copy **list = ctx, *c;
+
+	if (posix_memalign((void **)&c, 4096, sizeof(*c)) != 0)
+		return -ENOMEM;
+	c->page = page;
+	memcpy(c->buf, buf, sizeof(c->buf));
+	c->next = *list;
+	*list = c;
+	return 0;
+}
+
+int volume_unlock(struct volume *v)
+{
+	struct bm_copy *pages = NULL, *c;
+	bool sb = v->sb_due, bm = v->bm_due;
+	const char *what = NULL;
+	struct md_sb copy;
+	struct md *md;
+	int rc = 0;
+
+	v->sb_due = v->bm_due = false;
+	pthread_mutex_unlock(&v->lock);
+	if (!sb && !bm)
+		return 0;
+	/* md_lock first: the writes land in the order their copies were taken,
+	 * so the newest copy is the last one written */
+	pthread_mutex_lock(&v->md_lock);
+	pthread_mutex_lock(&v->lock);
+	/* the AL's group commit writes bitmap pages too: the write windows
+	 * take turns, so pages land in the order they were copied */
+	while (v->al_busy)
+		pthread_cond_wait(&v->cond, &v->lock);
+	if (!v->md || v->failing || v->detaching) {
+		/* detached meanwhile, or failing: no write; detaching: the
+		 * detach writes the superblock and the bitmap itself */
+		pthread_mutex_unlock(&v->lock);
+		pthread_mutex_unlock(&v->md_lock);
+		return v->md && v->failing ? -EIO : 0;
+	}
+	v->md_busy = true;
+	md = v->md;
+	copy = v->sb;
+	if (bm && v->bm) {
+		/* pages are marked clean as they are copied: a change made while
+		 * they are written dirties them again */
+		int64_t n = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, copy_page, &pages);
+
+		if (n < 0)
+			rc = (int)n;
+	}
+	v->users++; /* md stays while we write (detach waits for users) */
+	pthread_mutex_unlock(&v->lock);
+	if (rc == 0 && sb) {
+		rc = md_write_sb(md, &copy);
+		what = "writing the superblock to";
+	}
+	for (c = pages; rc == 0 && c; c = c->next) {
+		rc = md_write_bm_page(md, c->page, c->buf);
+		what = "writing the bitmap to";
+		if (rc == 0)
+			__atomic_add_fetch(&v->c.bm, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_lock(&v->lock);
+	for (c = pages; rc < 0 && c; c = c->next)
+		bitmap_page_mark(v->bm, c->page, true); /* not on disk: still dirty */
 	if (rc < 0)
-		volume_io_error_locked(v, VOLUME_ERR_MD, "writing the superblock to", rc);
+		volume_io_error_locked(v, VOLUME_ERR_MD, what ? what : "copying the bitmap of",
+				       rc);
+	v->md_busy = false;
+	pthread_cond_broadcast(&v->cond);
+	leave(v);
+	pthread_mutex_unlock(&v->lock);
+	pthread_mutex_unlock(&v->md_lock);
+	while (pages) {
+		c = pages->next;
+		free(pages);
+		pages = c;
+	}
 	return rc;
 }
 
 static enum state_disk disk_from_flags(const struct volume *v)
 {
-	const char *fencing = conf_res_text(v->res->d->conf, v->res->cr, CONF_SECT_DISK, "fencing");
+	const char *fencing = conf_res_text(tandemd_conf(v->res->d), resource_cr(v->res), CONF_SECT_DISK, "fencing");
 	uint32_t f = v->sb.flags;
 
 	if (!(f & MDF_CONSISTENT))
@@ -123,7 +212,7 @@ static void volume_release(struct volume *v)
 
 int volume_attach(struct volume *v, struct reply_err *e)
 {
-	const struct conf *c = v->res->d->conf;
+	const struct conf *c = tandemd_conf(v->res->d);
 	const struct conf_vol *cv = v->cv;
 	struct md_open_opts o = {
 		.data_path = cv->disk,
@@ -178,7 +267,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		return rc;
 	}
 	v->data = md_data_bdev(v->md);
-	want = conf_res_num(c, v->res->cr, CONF_SECT_DISK, "size");
+	want = conf_res_num(c, resource_cr(v->res), CONF_SECT_DISK, "size");
 	if (!want || want > md_layout(v->md)->max_data_sect)
 		want = md_layout(v->md)->max_data_sect;
 	if (v->sb.la_size_sect && v->sb.la_size_sect > md_layout(v->md)->max_data_sect) {
@@ -197,7 +286,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 				       (size_t)AL_UPDATES_PER_TR * BITMAP_PAGE_BYTES)))
 		rc = -ENOMEM;
 	if (rc == 0)
-		rc = al_new((uint32_t)conf_res_num(c, v->res->cr, CONF_SECT_DISK, "al-extents"),
+		rc = al_new((uint32_t)conf_res_num(c, resource_cr(v->res), CONF_SECT_DISK, "al-extents"),
 			    v->sb.al_stripes, v->sb.al_stripe_size_4k, &al_ops, v, &v->al);
 	if (rc < 0) {
 		ERRF(e, 20, "volume %u: cannot set up the bitmap and activity log: %s", v->vnr,
@@ -239,7 +328,7 @@ int volume_attach(struct volume *v, struct reply_err *e)
 	v->io_error_seen = false;
 	v->users = 0;
 	if (v->res->d->fault_injection)
-		bdev_set_faults(v->data, &v->faults);
+		bdev_set_faults(v->data, volume_fault_hooks(v));
 	log_res(LOG_INFO, v->res->name,
 		"volume %u: attached %s, %llu KiB, disk %s, %llu KiB out of sync, I/O via %s",
 		v->vnr, cv->disk, (unsigned long long)v->size_sect / 2, state_disk_name(volume_disk(v)),
@@ -249,6 +338,8 @@ int volume_attach(struct volume *v, struct reply_err *e)
 
 int volume_detach(struct volume *v, struct reply_err *e)
 {
+	struct bm_copy *pages = NULL, *c;
+	struct md_sb copy;
 	int64_t rc = 0;
 
 	if (!v->md)
@@ -263,23 +354,42 @@ int volume_detach(struct volume *v, struct reply_err *e)
 		state_change_disk(v, DISK_DISKLESS, "detach");
 		return 0;
 	}
-	rc = bdev_flush(v->data);
-	if (rc == 0)
-		rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
+	/* the writes run without the lock: new requests wait (detaching),
+	 * the dirty bitmap pages and the superblock are copied first */
+	v->detaching = true;
+	v->sb.flags |= MDF_AL_CLEAN;
+	v->sb.magic = MD_MAGIC_CLEAN;
+	copy = v->sb;
+	rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, copy_page, &pages);
+	pthread_mutex_unlock(&v->lock);
+	pthread_mutex_lock(&v->md_lock);
+	if (rc >= 0)
+		rc = bdev_flush(v->data);
+	for (c = pages; rc >= 0 && c; c = c->next)
+		rc = bm_write_page(v, c->page, c->buf);
 	if (rc >= 0)
 		rc = md_init_al(v->md);
-	if (rc >= 0) {
-		v->sb.flags |= MDF_AL_CLEAN;
-		v->sb.magic = MD_MAGIC_CLEAN;
-		rc = md_write_sb(v->md, &v->sb); /* a failure fails the detach */
-	}
+	if (rc >= 0)
+		rc = md_write_sb(v->md, &copy); /* a failure fails the detach */
+	pthread_mutex_unlock(&v->md_lock);
+	if (rc >= 0)
+		volume_release(v); /* the waiting requests find no disk */
+	pthread_mutex_lock(&v->lock);
+	for (c = pages; rc < 0 && c; c = c->next)
+		bitmap_page_mark(v->bm, c->page, true); /* not on disk: still dirty */
+	v->detaching = false;
+	pthread_cond_broadcast(&v->cond);
 	pthread_mutex_unlock(&v->lock);
+	while (pages) {
+		c = pages->next;
+		free(pages);
+		pages = c;
+	}
 	if (rc < 0) {
 		ERRF(e, 20, "volume %u: cannot write the metadata back: %s; it stays marked in use",
 		     v->vnr, strerror((int)-rc));
 		return (int)rc;
 	}
-	volume_release(v);
 	state_change_disk(v, DISK_DISKLESS, "detach");
 	return 0;
 }
@@ -456,7 +566,7 @@ static int al_commit_unlocked(struct volume *v)
 		for (i = 0; i < n_pg; i++)
 			bitmap_page_mark(v->bm, pg[i], true);
 	} else {
-		v->c.bm += n_pg;
+		__atomic_add_fetch(&v->c.bm, n_pg, __ATOMIC_RELAXED);
 		v->c.al++;
 	}
 	al_commit_finish(v->al, &tx, rc);
@@ -478,7 +588,7 @@ static int begin_write(struct volume *v, uint64_t off, uint32_t len)
 	if (rc < 0)
 		return rc;
 	while (!al_range_hot(v->al, sector, nsect)) {
-		if (v->al_busy) {
+		if (v->al_busy || v->md_busy) { /* one metadata writer at a time */
 			pthread_cond_wait(&v->cond, &v->lock);
 			continue;
 		}
@@ -513,7 +623,7 @@ static int md_error(struct volume *v, int rc)
  * volume failed or while it is detached. */
 static int enter(struct volume *v)
 {
-	while (v->frozen && v->md && !v->failing)
+	while ((v->frozen || v->detaching) && v->md && !v->failing)
 		pthread_cond_wait(&v->cond, &v->lock);
 	if (!v->md || v->failing)
 		return -EIO;
@@ -768,11 +878,8 @@ void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len)
 /* Lock held: the whole bitmap to disk (end of a resync). */
 int volume_writeback_bitmap_locked(struct volume *v)
 {
-	int64_t rc = bitmap_writeback(v->bm, 0, bitmap_pages(v->bm) - 1, bm_write_page, v);
-
-	if (rc < 0)
-		volume_io_error_locked(v, VOLUME_ERR_MD, "writing the bitmap to", (int)rc);
-	return rc < 0 ? (int)rc : 0;
+	v->bm_due = true;
+	return v->md ? 0 : -ENODEV;
 }
 
 /* A write from the peer: through the activity log, never marked. */
