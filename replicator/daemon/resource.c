@@ -568,6 +568,7 @@ json_object *resource_status(struct resource *r)
 		json_object_object_add(c, "pe", json_object_new_int64(CNT(v, pe)));
 		json_object_object_add(c, "ua", json_object_new_int64(CNT(v, ua)));
 		json_object_object_add(c, "ap", json_object_new_int64(CNT(v, ap)));
+		json_object_object_add(c, "frozen", json_object_new_int64(CNT(v, frozen)));
 		json_object_object_add(c, "oos",
 				       json_object_new_uint64(v->bm ? bitmap_weight(v->bm) * 4 : 0));
 		json_object_object_add(jv, "counters", c);

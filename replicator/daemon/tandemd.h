@@ -37,6 +37,7 @@ struct counters {
 	uint64_t dw, dr, al, bm;
 	int64_t lo, ap;
 	int64_t pe, ua; /* sent to the peer, unanswered / from it, being answered (atomic) */
+	int64_t frozen; /* requests waiting while I/O is frozen (lock) */
 };
 
 struct volume {

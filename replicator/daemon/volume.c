@@ -623,8 +623,17 @@ static int md_error(struct volume *v, int rc)
  * volume failed or while it is detached. */
 static int enter(struct volume *v)
 {
-	while ((v->frozen || v->detaching) && v->md && !v->failing)
+	bool counted = false;
+
+	while ((v->frozen || v->detaching) && v->md && !v->failing) {
+		if (!counted && v->frozen) { /* status shows it: "frozen" */
+			v->c.frozen++;
+			counted = true;
+		}
 		pthread_cond_wait(&v->cond, &v->lock);
+	}
+	if (counted)
+		v->c.frozen--;
 	if (!v->md || v->failing)
 		return -EIO;
 	v->users++;

@@ -85,14 +85,11 @@ writing() { [ -e "$tmp/writing" ] || ! still_running "$writer"; }
 still_running() { kill -0 "$1" 2>/dev/null; }
 writer_done() { ! still_running "$writer"; }
 
-# frozen_window: the write must not complete while I/O is frozen. Nothing
-# the daemon shows tells that the write reached it and waits (a request
-# blocked by the freeze is counted nowhere), so this observes a window: 1 s
-# from the moment the client sends it, far longer than a write to a local
-# file takes; fence-peer is held, so the freeze cannot end by itself
-# meanwhile.
+# frozen_window: the write reached the daemon and waits there (the volume
+# counts it in "frozen"), and has not completed; fence-peer is held, so
+# the freeze cannot end by itself meanwhile.
 frozen_window() {
-	sleep 1 # the observation window, see above
+	wait_for a frozen 1 20
 	still_running $writer || fail "$1: a write completed while I/O was frozen"
 }
 
