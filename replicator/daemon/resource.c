@@ -77,7 +77,6 @@ struct resource *resource_find(struct tandemd *d, const char *name)
 	return NULL;
 }
 
-static struct state_ctx ctx_of(const struct resource *r, bool force);
 
 struct state resource_state(struct resource *r)
 {
@@ -89,25 +88,11 @@ struct state resource_state(struct resource *r)
 	return s;
 }
 
-static struct state_ctx ctx_of(const struct resource *r, bool force)
-{
-	const char *fencing = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "fencing");
-	struct state_ctx ctx = {
-		.allow_two_primaries =
-			conf_res_bool(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET, "allow-two-primaries"),
-		.fencing = !strcmp(fencing, "resource-only")	      ? FENCING_RESOURCE_ONLY
-			   : !strcmp(fencing, "resource-and-stonith") ? FENCING_RESOURCE_AND_STONITH
-								      : FENCING_DONT_CARE,
-		.device_open = r->nbd && (nbd_srv_clients(r->nbd) > 0 || nbd_srv_kernel_in_use(r->nbd)),
-		.force = force,
-	};
-	return ctx;
-}
 
 /* Check a change; on refusal fill e the way drbdsetup reports it. */
 static bool allowed(struct resource *r, const struct state *ns, bool force, struct reply_err *e)
 {
-	struct state_ctx ctx = ctx_of(r, force);
+	struct state_ctx ctx = state_change_ctx(r, force);
 	struct state os = resource_state(r);
 	enum state_result ss = state_check(&os, ns, &ctx);
 
@@ -343,7 +328,7 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 					 .force = force},
 		     force ? "primary --force" : "primary");
 	os = resource_state(r);
-	if (force && ctx_of(r, false).fencing != FENCING_DONT_CARE && os.conn < CONN_CONNECTED &&
+	if (force && state_change_ctx(r, false).fencing != FENCING_DONT_CARE && os.conn < CONN_CONNECTED &&
 	    os.pdsk >= DISK_DUNKNOWN) {
 		/* fencing could not outdate the peer, and the operator insists */
 		log_res(LOG_WARNING, r->name, "Forced into split brain situation!");

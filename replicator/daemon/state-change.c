@@ -36,7 +36,7 @@ void state_change_init(struct resource *r)
 		r->vols[i].disk = DISK_DISKLESS;
 }
 
-static struct state_ctx ctx_of(const struct resource *r)
+struct state_ctx state_change_ctx(const struct resource *r, bool force)
 {
 	const char *fencing = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "fencing");
 	struct state_ctx ctx = {
@@ -46,6 +46,7 @@ static struct state_ctx ctx_of(const struct resource *r)
 			   : !strcmp(fencing, "resource-and-stonith") ? FENCING_RESOURCE_AND_STONITH
 								      : FENCING_DONT_CARE,
 		.device_open = r->nbd && (nbd_srv_clients(r->nbd) > 0 || nbd_srv_kernel_in_use(r->nbd)),
+		.force = force,
 	};
 	return ctx;
 }
@@ -218,7 +219,7 @@ int state_change(struct resource *r, const struct state_chg *c, const char *why)
 			}
 		}
 	}
-	ctx = ctx_of(r);
+	ctx = state_change_ctx(r, false);
 	if (c->how == STATE_HARD) {
 		/* marked in the log when an operator could not have asked for it */
 		ss = state_check_how(&os, &ns, &ctx, STATE_SOFT);

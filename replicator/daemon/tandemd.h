@@ -336,6 +336,8 @@ struct state_chg {
 };
 /* 0, or -EPERM (a soft change the rules refuse: logged) or -EINVAL. */
 int state_change(struct resource *r, const struct state_chg *c, const char *why);
+/* What the rules need besides the states: the configuration, the clients. */
+struct state_ctx state_change_ctx(const struct resource *r, bool force);
 /* resource_init: Secondary, StandAlone, every disk Diskless. */
 void state_change_init(struct resource *r);
 /* Hard changes of one field: */

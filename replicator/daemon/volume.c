@@ -73,6 +73,16 @@ struct bm_copy {
 	_Alignas(4096) unsigned char buf[BITMAP_PAGE_BYTES];
 };
 
+static void free_copies(struct bm_copy *c)
+{
+	while (c) {
+		struct bm_copy *next = c->next;
+
+		free(c);
+		c = next;
+	}
+}
+
 static int copy_page(void *ctx, uint64_t page, const void *buf)
 {
 	struct bm_copy **list = ctx, *c;
@@ -148,11 +158,7 @@ int volume_unlock(struct volume *v)
 	leave(v);
 	pthread_mutex_unlock(&v->lock);
 	pthread_mutex_unlock(&v->md_lock);
-	while (pages) {
-		c = pages->next;
-		free(pages);
-		pages = c;
-	}
+	free_copies(pages);
 	return rc;
 }
 
@@ -380,11 +386,7 @@ int volume_detach(struct volume *v, struct reply_err *e)
 	v->detaching = false;
 	pthread_cond_broadcast(&v->cond);
 	pthread_mutex_unlock(&v->lock);
-	while (pages) {
-		c = pages->next;
-		free(pages);
-		pages = c;
-	}
+	free_copies(pages);
 	if (rc < 0) {
 		ERRF(e, 20, "volume %u: cannot write the metadata back: %s; it stays marked in use",
 		     v->vnr, strerror((int)-rc));
