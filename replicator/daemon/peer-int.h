@@ -176,6 +176,10 @@ struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
 bool peer_after_isp(struct resource *r);
+/* repl.c, for repl-meta.c: send a barrier that fell due (never waits for
+ * send_lock); the peer's leg of q is done (p->lock held). */
+void repl_close_due_epoch(struct peer *p);
+void repl_leg_done_locked(struct peer *p, struct peer_req *q);
 /* pv's replication state, from any thread (state-change.c writes it). */
 static inline enum state_conn peer_vol_repl(const struct peer_vol *pv)
 {

@@ -1,0 +1,12 @@
+/*
+ * volume-int: what volume.c and volume-md.c share, and nothing else uses.
+ */
+#ifndef TANDEM_VOLUME_INT_H
+#define TANDEM_VOLUME_INT_H
+
+struct volume;
+
+/* A user of the volume is done (lock held): detach waits for none. */
+void volume_leave(struct volume *v);
+
+#endif
