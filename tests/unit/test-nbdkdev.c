@@ -313,7 +313,8 @@ static int fake_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
 	static const unsigned char disc[28] = {0x25, 0x60, 0x95, 0x13, 0, 0, 0, 2};
 	struct fake *f = ctx;
 	char buf[64];
-	int s;
+	bool hang;
+	int s, rc;
 
 	pthread_mutex_lock(&f->lock);
 	fake_log(f, req, arg);
@@ -356,11 +357,15 @@ static int fake_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
 		while (f->hang && !f->released)
 			pthread_cond_wait(&f->cond, &f->lock);
 		s = f->sock;
+		hang = f->hang;
 		pthread_mutex_unlock(&f->lock);
-		if (!f->hang)
+		if (!hang)
 			while (read(s, buf, sizeof(buf)) > 0)
 				;
-		return f->doit_rc;
+		pthread_mutex_lock(&f->lock); /* NBD_DISCONNECT sets it meanwhile */
+		rc = f->doit_rc;
+		pthread_mutex_unlock(&f->lock);
+		return rc;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return 0;
