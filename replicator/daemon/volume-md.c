@@ -295,7 +295,10 @@ int volume_attach(struct volume *v, struct reply_err *e)
 		volume_release(v);
 		return rc;
 	}
+	/* io-engine (disk section); TANDEM_IO overrides it (tests) */
 	mode = getenv("TANDEM_IO");
+	if (!mode || (strcmp(mode, "io_uring") && strcmp(mode, "threads") && strcmp(mode, "inline")))
+		mode = conf_res_text(c, resource_cr(v->res), CONF_SECT_DISK, "io-engine");
 	if (mode && (!strcmp(mode, "io_uring") || !strcmp(mode, "threads")))
 		rc = ioeng_new(bdev_fd(v->data), 128,
 			       !strcmp(mode, "threads") ? IOENG_FORCE_THREADS : 0, &v->io);

@@ -136,6 +136,11 @@ const struct conf_opt conf_opts[] = {
 	     "detach and go diskless."),
 	ENUM("fencing", D, "dont-care", E("dont-care", "resource-only", "resource-and-stonith"),
 	     0, "Fencing policy when the peer is lost (see fence-peer)."),
+	ENUM("io-engine", D, "inline", E("inline", "threads", "io_uring"), 0,
+	     "tandem only: where a volume's data I/O runs: on the NBD connection threads "
+	     "(inline, the fastest for buffered files in doc/perf-nbd.md), a thread pool, "
+	     "or io_uring (falls back to threads where io_uring cannot be set up). The "
+	     "environment variable TANDEM_IO overrides it."),
 	BOOL("disk-barrier", D, "no", "Use barriers to order writes on the backing device."),
 	BOOL("disk-flushes", D, "yes", "Use flushes to order writes on the backing device."),
 	BOOL("disk-drain", D, "yes", "Drain in-flight writes at epoch boundaries."),

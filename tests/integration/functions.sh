@@ -100,9 +100,11 @@ port=$(( 20000 + ($$ % 10000) * 2 ))
 port2=$((port + 1))
 
 # write_conf FILE DISK META: a one-volume resource r0 for host alice
+# (IO_ENGINE set: the resource's io-engine, tandem.conf(5))
 write_conf() {
 	cat >"$1" <<CONF
 resource r0 {
+	${IO_ENGINE:+disk { io-engine $IO_ENGINE; \}}
 	on alice { device minor 0; disk $2; meta-disk $3; address 127.0.0.1:$port; }
 	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:$port; }
 }

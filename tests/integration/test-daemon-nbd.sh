@@ -23,10 +23,11 @@ ctl primary --force r0 || fail "primary --force"
 [ "$(ctl dstate r0)" = "UpToDate/DUnknown" ] || fail "dstate while up: $(ctl dstate r0)"
 [ "$(ctl cstate r0)" = "WFConnection" ] || fail "cstate: $(ctl cstate r0) (up connects: WFConnection while the peer is away)"
 ctl sh-status r0 | grep -qx '_role=Primary' || fail "sh-status"
-# the data path runs where TANDEM_IO says; io_uring must really be used
-# (the engine falls back to threads where io_uring cannot be set up)
+# the data path runs where io-engine (or TANDEM_IO) says; io_uring must
+# really be used (the engine falls back to threads where io_uring cannot be
+# set up)
 io=$(ctl status --json r0 | sed -n 's/.*"io": *"\([a-z_]*\)".*/\1/p')
-want=${TANDEM_IO:-inline}
+want=${TANDEM_IO:-${IO_ENGINE:-inline}}
 if [ "$want" = io_uring ] && [ "$io" = threads ]; then
 	grep -q 'io_uring unavailable' "$tmp/tandemd.log" &&
 		skip "io_uring cannot be set up here: $(grep 'io_uring unavailable' "$tmp/tandemd.log")"
