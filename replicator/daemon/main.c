@@ -134,6 +134,7 @@ static int run(struct tandemd *d)
 	const struct conf_res *cr;
 	int rc;
 
+	pthread_rwlock_init(&d->res_lock, NULL);
 	for (cr = conf_resources(d->conf); cr; cr = cr->next)
 		if (cr->me && tandemd_add_resource(d, cr) < 0)
 			return EX_OSERR;
@@ -182,6 +183,7 @@ static int run(struct tandemd *d)
 	defer_stop(d->defer);
 	qb_loop_destroy(d->loop);
 	free(d->res);
+	pthread_rwlock_destroy(&d->res_lock);
 	for (i = 0; i < d->n_retired; i++)
 		conf_free(d->retired[i]);
 	free(d->retired);

@@ -295,11 +295,15 @@ bool peer_after_isp(struct resource *r)
 {
 	const char *after = conf_res_text(tandemd_conf(r->d), resource_cr(r), CONF_SECT_DISK, "resync-after");
 	struct resource *o;
-	struct state s;
+	struct state s = {0};
 
-	if (!after || !(o = resource_find(r->d, after)) || o == r)
+	if (!after)
 		return false;
-	s = resource_state(o);
+	pthread_rwlock_rdlock(&r->d->res_lock); /* o stays while we look */
+	o = resource_find(r->d, after);
+	if (o && o != r)
+		s = resource_state(o);
+	pthread_rwlock_unlock(&r->d->res_lock);
 	return s.conn >= CONN_STARTINGSYNCS && s.conn <= CONN_PAUSEDSYNCT &&
 	       s.conn != CONN_VERIFYS && s.conn != CONN_VERIFYT;
 }
@@ -316,6 +320,7 @@ void peer_show_sync_state(struct resource *r)
 {
 	struct peer *p = r->peer;
 	struct state s = resource_state(r);
+	bool after = peer_after_isp(r); /* before p->lock: it takes res_lock */
 	enum state_conn c;
 
 	if (!p || !peer_live(r))
@@ -323,7 +328,8 @@ void peer_show_sync_state(struct resource *r)
 	pthread_mutex_lock(&p->lock);
 	c = p->pv ? peer_overall(p) : s.conn;
 	if (p->pv && (c == CONN_SYNCSOURCE || c == CONN_SYNCTARGET) &&
-	    peer_sync_paused(p, &p->pv[0]))
+	    (s.user_isp || after ||
+	     (__atomic_load_n(&p->pv[0].pisp, __ATOMIC_ACQUIRE) & (WIRE_ISP_USER | WIRE_ISP_AFTR))))
 		c = c == CONN_SYNCSOURCE ? CONN_PAUSEDSYNCS : CONN_PAUSEDSYNCT;
 	pthread_mutex_unlock(&p->lock);
 	if (c != s.conn)
@@ -336,13 +342,16 @@ void resync_after_changed(struct resource *r)
 {
 	unsigned int i;
 
+	pthread_rwlock_rdlock(&r->d->res_lock); /* the resources stay while we look */
 	for (i = 0; i < r->d->n_res; i++) {
 		struct resource *o = r->d->res[i];
-		const char *after = conf_res_text(tandemd_conf(o->d), resource_cr(o), CONF_SECT_DISK, "resync-after");
+		const char *after = conf_res_text(tandemd_conf(o->d), resource_cr(o), CONF_SECT_DISK,
+						  "resync-after");
 
 		if (o == r || !after || strcmp(after, r->name) || !peer_live(o))
 			continue;
 		peer_state_changed(o);
 		peer_show_sync_state(o);
 	}
+	pthread_rwlock_unlock(&r->d->res_lock);
 }

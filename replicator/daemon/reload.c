@@ -20,19 +20,22 @@ int tandemd_add_resource(struct tandemd *d, const struct conf_res *cr)
 	struct resource **n, *r;
 
 	r = calloc(1, sizeof(*r));
+	if (!r || resource_init(d, r, cr) < 0) {
+		free(r);
+		return -ENOMEM;
+	}
+	pthread_rwlock_wrlock(&d->res_lock);
 	n = realloc(d->res, (d->n_res + 1) * sizeof(*n));
-	if (!r || !n) {
+	if (n) {
+		d->res = n;
+		d->res[d->n_res++] = r;
+	}
+	pthread_rwlock_unlock(&d->res_lock);
+	if (!n) {
+		resource_fini(r);
 		free(r);
-		if (n)
-			d->res = n;
 		return -ENOMEM;
 	}
-	d->res = n;
-	if (resource_init(d, r, cr) < 0) {
-		free(r);
-		return -ENOMEM;
-	}
-	d->res[d->n_res++] = r;
 	return 0;
 }
 
@@ -102,7 +105,9 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 	}
 	d->retired = retired;
 
-	/* Existing resources: rebind, or keep the old settings while up. */
+	/* Existing resources: rebind, or keep the old settings while up.
+	 * Other threads look resources up (resync-after): not meanwhile. */
+	pthread_rwlock_wrlock(&d->res_lock);
 	for (i = 0; i < d->n_res; i++) {
 		struct resource *r = d->res[i];
 
@@ -138,6 +143,7 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 		if (d->res[i])
 			d->res[kept++] = d->res[i];
 	d->n_res = kept;
+	pthread_rwlock_unlock(&d->res_lock);
 	/* New resources appear down. */
 	for (cr = conf_resources(nc); cr; cr = cr->next) {
 		if (!cr->me || resource_find(d, cr->name))

@@ -133,6 +133,9 @@ struct tandemd {
 	pthread_t main_thread; /* runs the loop */
 	struct resource **res;
 	unsigned int n_res;
+	/* res and n_res: the main loop changes them (reload) under the write
+	 * lock; other threads read them under the read lock */
+	pthread_rwlock_t res_lock;
 	struct conf **retired; /* older configs still referred to by up resources */
 	unsigned int n_retired;
 	struct ctl *ctl;
