@@ -308,11 +308,19 @@ bool peer_after_isp(struct resource *r)
 	       s.conn != CONN_VERIFYS && s.conn != CONN_VERIFYT;
 }
 
+/* Paused by this side (pause-sync, resync-after: `after`) or the peer's? */
+static bool paused(const struct state *s, bool after, const struct peer_vol *pv)
+{
+	return s->user_isp || after ||
+	       (__atomic_load_n(&pv->pisp, __ATOMIC_ACQUIRE) & (WIRE_ISP_USER | WIRE_ISP_AFTR));
+}
+
 /* Is the resync of pv paused by either side (pause-sync, resync-after)? */
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv)
 {
-	return resource_state(p->r).user_isp || peer_after_isp(p->r) ||
-	       (__atomic_load_n(&pv->pisp, __ATOMIC_ACQUIRE) & (WIRE_ISP_USER | WIRE_ISP_AFTR));
+	struct state s = resource_state(p->r);
+
+	return paused(&s, peer_after_isp(p->r), pv);
 }
 
 /* The connection state as shown: PausedSync* while paused. */
@@ -328,8 +336,7 @@ void peer_show_sync_state(struct resource *r)
 	pthread_mutex_lock(&p->lock);
 	c = p->pv ? peer_overall(p) : s.conn;
 	if (p->pv && (c == CONN_SYNCSOURCE || c == CONN_SYNCTARGET) &&
-	    (s.user_isp || after ||
-	     (__atomic_load_n(&p->pv[0].pisp, __ATOMIC_ACQUIRE) & (WIRE_ISP_USER | WIRE_ISP_AFTR))))
+	    paused(&s, after, &p->pv[0]))
 		c = c == CONN_SYNCSOURCE ? CONN_PAUSEDSYNCS : CONN_PAUSEDSYNCT;
 	pthread_mutex_unlock(&p->lock);
 	if (c != s.conn)

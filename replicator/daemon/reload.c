@@ -75,7 +75,6 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 {
 	struct conf *nc, **retired;
 	const struct conf_res *cr;
-	bool old_in_use = false;
 	struct diag *diag;
 	unsigned int i, kept = 0;
 	int rc;
@@ -122,7 +121,6 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 			continue;
 		}
 		if (r->up) {
-			old_in_use = true;
 			r->conf_pending = cr && cr->me;
 			if (cr && cr->me)
 				log_res(LOG_WARNING, r->name,
@@ -152,9 +150,8 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 			log_res(LOG_NOTICE, cr->name, "added from the configuration (down)");
 	}
 	/* The old configuration is kept until the daemon exits: up resources
-	 * may still use it (old_in_use), and any thread may be reading it
+	 * may still use it, and any thread may be reading it
 	 * (tandemd_conf(), resource_cr()). Reloads are rare and small. */
-	(void)old_in_use;
 	d->retired[d->n_retired++] = d->conf;
 	__atomic_store_n(&d->conf, nc, __ATOMIC_RELEASE);
 	snprintf(msg, msglen, "%s applied", d->conf_path);
