@@ -1,0 +1,193 @@
+/*
+ * repl-session: one connected session of a resource's peer thread: the
+ * handshake, then the data stream until the link fails, then the cleanup
+ * (the transfer log fails over to the bitmap, fencing runs); and the
+ * synchronous submit used by TRIM and WRITE_ZEROES.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "epoch.h"
+#include "peer/peer-int.h"
+
+/* ---------------------------------------------------------------- the session */
+
+/*
+ * The connection's flag in the metadata (MDF_CONNECTED_IND), for the
+ * degraded-wait timeout after a restart. Any thread.
+ */
+static void set_connected_ind(struct resource *r, bool on)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+
+		pthread_mutex_lock(&v->lock);
+		if (v->md && !!(v->sb.flags & MDF_CONNECTED_IND) != on) {
+			v->sb.flags ^= MDF_CONNECTED_IND;
+			volume_sync_sb(v);
+		}
+		volume_unlock(v);
+	}
+}
+
+/*
+ * The connection is gone. A Primary with UpToDate data starts a new data
+ * generation (its old current UUID becomes the bitmap UUID), so that a
+ * later handshake knows which side changed, as DRBD does.
+ */
+static void lost_peer(struct resource *r)
+{
+	struct state s = resource_state(r);
+	unsigned int i;
+
+	set_connected_ind(r, false);
+	if (s.role != ROLE_PRIMARY)
+		return;
+	for (i = 0; i < r->n_vols; i++) {
+		struct volume *v = &r->vols[i];
+		struct gi g;
+		bool made = false;
+
+		pthread_mutex_lock(&v->lock);
+		if (v->md && volume_disk(v) == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
+			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+			gi_new_current(&g, gi_entropy(), true);
+			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+			volume_sync_sb(v);
+			made = true;
+		}
+		if (volume_unlock(v) < 0)
+			log_res(LOG_ERR, r->name, "volume %u: cannot write the new current UUID",
+				v->vnr);
+		else if (made)
+			log_res(LOG_INFO, r->name, "volume %u: new current UUID %016llX", v->vnr,
+				(unsigned long long)g.uuid[GI_CURRENT]);
+	}
+}
+
+/* A resync of v ended (resync.c): the connection state follows. */
+void peer_sync_done(struct resource *r, struct volume *v)
+{
+	struct state s = resource_state(r);
+	enum state_disk pdsk = s.pdsk;
+
+	(void)v;
+	if (!r->peer)
+		return;
+	if (state_change_live(r) == CONN_CONNECTED)
+		pdsk = DISK_UPTODATE;
+	state_change_conn(r, CONN_CONNECTED, s.peer, pdsk, "resync finished");
+	peer_state_changed(r);
+	resync_after_changed(r);
+}
+
+int peer_session(struct peer *p)
+{
+	struct resource *r = p->r;
+	unsigned int i;
+	int rc;
+
+	p->pv = calloc(r->n_vols, sizeof(*p->pv));
+	if (!p->pv)
+		return -ENOMEM;
+	for (i = 0; i < r->n_vols; i++)
+		p->pv[i].v = &r->vols[i];
+	p->session_err = 0;
+	p->barrier_nr = p->barrier_acked = 0;
+	p->recv_epoch_writes = 0;
+	integrity_fault_load(p);
+	if (!p->ep && epoch_new((uint32_t)conf_res_num(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET,
+						       "max-epoch-size"),
+				1024, &p->ep) < 0) {
+		free(p->pv);
+		p->pv = NULL;
+		return -ENOMEM;
+	}
+	epoch_reset(p->ep);
+	volume_freeze_all(r, true); /* writes wait until the bitmaps are exchanged */
+	rc = sync_handshake(p);
+	if (rc == 0) {
+		enum state_conn live = state_change_live(r);
+
+		__atomic_store_n(&p->live, true, __ATOMIC_RELEASE);
+		volume_freeze_all(r, false);
+		state_change_conn(r, CONN_CONNECTED, (enum state_role)p->pv[0].pstate.role,
+				  live == CONN_SYNCSOURCE ? DISK_INCONSISTENT
+							  : (enum state_disk)p->pv[0].pstate.disk,
+				  NULL);
+		peer_state_changed(r);
+		set_connected_ind(r, true);
+		r->d->up->conn_back(r);
+		if (p->sb_demote) {
+			p->sb_demote = false;
+			r->d->up->demote_after_sb(r);
+		}
+		rc = repl_start_meta(p);
+		if (rc == 0)
+			rc = resync_start_thread(p);
+		if (rc == 0)
+			rc = repl_receive(p);
+	} else {
+		volume_freeze_all(r, false);
+	}
+	peer_fail(p, rc);
+	pthread_mutex_lock(&p->lock);
+	if (p->session_err)
+		rc = p->session_err; /* the first error is the cause */
+	pthread_mutex_unlock(&p->lock);
+	resync_stop(p);
+	verify_stop(p);
+	for (i = 0; p->pv && i < p->r->n_vols; i++)
+		sbsave_run_abort(&p->pv[i]);
+	repl_stop_meta(p);
+	r->d->up->conn_lost(r); /* before the requests in flight complete */
+	repl_fail_all(p, rc);
+	pthread_mutex_lock(&p->lock);
+	free(p->pv);
+	p->pv = NULL;
+	pthread_mutex_unlock(&p->lock);
+	lost_peer(r);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- synchronous submit */
+
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	int rc;
+};
+
+static void waiter_done(void *arg, int rc)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	w->rc = rc;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* TRIM / WRITE_ZEROES to the peer, waiting for its leg. 0 if not live. */
+int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len)
+{
+	struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+	int rc = peer_submit(r, v, zero ? WIRE_P_WRITE_ZEROES : WIRE_P_TRIM, off, len, NULL, 0,
+			     waiter_done, &w);
+
+	if (rc <= 0)
+		return rc;
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	return 0; /* a failed peer leg marked the blocks out of sync */
+}
