@@ -16,7 +16,9 @@ checks it twice:
   2. calls: every function or object a room's compiled code uses from
      another room is defined in a room to its right (nm on the objects).
 
-It also checks that no daemon .c file passes 800 lines.
+It also checks that no room touches another room's private fields (the
+volume's superblock: PRIVATE below), and that no daemon .c file passes 800
+lines.
 
 Usage: check-rooms.py SRCDIR BUILDDIR   (replicator/ of each; make check
 sets them as ROOMS_SRC and ROOMS_BUILD)
@@ -35,6 +37,12 @@ DOORS = {
 }
 FRAME = "tandemd.h"
 MAX_LINES = 800
+# Fields of a room's struct that only the room itself touches; the others
+# use the door's functions.
+PRIVATE = {
+    "volume": [(re.compile(r"(->|\.)sb\b"), "the superblock (struct md_sb)",
+                "volume_gi(), volume_flags(), volume_set_gi(), volume_set_flags()")],
+}
 
 
 def right_of(room):
@@ -64,6 +72,11 @@ def check_includes(daemon, errors):
             path = os.path.join(daemon, room, f)
             with open(path) as fh:
                 for lineno, line in enumerate(fh, 1):
+                    for owner, fields in PRIVATE.items():
+                        for rx, what, use in fields if owner != room else []:
+                            if rx.search(line):
+                                errors.append(f"{room}/{f}:{lineno}: touches {what} of "
+                                              f"{owner}/: use {use}")
                     m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
                     if not m:
                         continue

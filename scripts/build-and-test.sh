@@ -33,12 +33,10 @@ if [ "$rc" -eq 0 ]; then
 	# ThreadSanitizer, in a build of its own (it excludes ASan): the unit
 	# tests and the replication tests; a race report fails the test
 	echo "== ThreadSanitizer: unit and replication tests (in $build/tsan-build)"
-	# the replication tests with the most threads at work: every path of
-	# a write, resync, verify, barriers, fencing, disk and link failures
+	# every replication test: each path of a write, resync, verify,
+	# barriers, fencing, split brain, handlers, disk and link failures
 	# (all of them take twice as long; CI stays under 45 minutes)
-	tsan_tests="test-repl-basic.sh test-repl-failures.sh test-repl-verify.sh \
-test-repl-csums.sh test-repl-diskless.sh test-repl-fencing.sh \
-test-repl-md-errors.sh test-repl-disk-timeout.sh"
+	tsan_tests=$(cd "$top/tests/integration" && echo test-repl-*.sh)
 	mkdir -p tsan-build
 	(cd tsan-build && "$top/configure" -q --enable-werror --enable-tsan &&
 		make -s -j"$jobs" &&

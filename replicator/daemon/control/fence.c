@@ -77,10 +77,8 @@ static void persist_peer_outdated(struct resource *r, bool on)
 		struct volume *v = &r->vols[i];
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && !!(v->sb.flags & MDF_PEER_OUT_DATED) != on) {
-			v->sb.flags ^= MDF_PEER_OUT_DATED;
-			volume_sync_sb(v);
-		}
+		if (v->md && !!(volume_flags(v) & MDF_PEER_OUT_DATED) != on)
+			volume_set_flags(v, on ? MDF_PEER_OUT_DATED : 0, on ? 0 : MDF_PEER_OUT_DATED);
 		if (volume_unlock(v) < 0)
 			log_res(LOG_ERR, r->name,
 				"volume %u: cannot record the peer's disk state in the metadata",
@@ -160,8 +158,7 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 				if (v->md && volume_disk(v) > DISK_OUTDATED) {
 					state_change_disk(v->st, DISK_OUTDATED,
 							  "fence-peer: peer is primary, outdating myself");
-					v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
-					volume_sync_sb(v);
+					volume_set_flags(v, 0, MDF_WAS_UP_TO_DATE);
 				}
 				volume_unlock(v);
 			}

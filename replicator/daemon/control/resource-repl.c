@@ -82,18 +82,17 @@ int resource_invalidate(struct resource *r, bool remote, struct reply_err *e)
 			continue;
 		}
 		bitmap_set_all(v->bm);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		if (remote) {
 			/* a new generation here: the peer's current one becomes our
 			 * bitmap UUID, so the handshake makes us the source */
 			if (g.uuid[GI_BITMAP] == 0)
 				gi_new_current(&g, gi_entropy(), s.role == ROLE_PRIMARY);
 		} else {
-			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
+			volume_set_flags(v, 0, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
 			state_change_disk(v->st, DISK_INCONSISTENT, "invalidate");
 		}
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-		volume_sync_sb(v);
+		volume_set_gi(v, &g);
 		volume_writeback_bitmap_locked(v);
 		volume_unlock(v);
 	}

@@ -145,7 +145,7 @@ static int resource_reattach(struct resource *r, struct reply_err *e)
 		    volume_disk(v) > DISK_OUTDATED) {
 			/* the peer carried on without this disk: it is behind */
 			pthread_mutex_lock(&v->lock);
-			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
+			volume_set_flags(v, 0, MDF_WAS_UP_TO_DATE);
 			state_change_disk(v->st, DISK_OUTDATED, "attach: the peer went on without it");
 			volume_sync_sb(v);
 			volume_unlock(v);
@@ -199,7 +199,7 @@ int resource_up(struct resource *r, struct reply_err *e)
 	}
 	r->up = true;
 	for (i = 0; i < r->n_vols; i++)
-		if (r->vols[i].md && (r->vols[i].sb.flags & MDF_PEER_OUT_DATED))
+		if (r->vols[i].md && (volume_flags(&r->vols[i]) & MDF_PEER_OUT_DATED))
 			r->peer_outdated = true;
 	if (r->peer_outdated) /* fenced before: the peer is known to be Outdated */
 		state_change_conn(r, resource_state(r).conn, ROLE_UNKNOWN, DISK_OUTDATED, NULL);
@@ -284,21 +284,21 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		struct gi g;
 
 		pthread_mutex_lock(&v->lock);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		if (force && volume_disk(v) >= DISK_INCONSISTENT && volume_disk(v) < DISK_UPTODATE) {
 			log_res(LOG_WARNING, r->name, "volume %u: Forced to consider local data as "
 						      "UpToDate!",
 				v->vnr);
 			gi_new_current(&g, gi_entropy(), true);
-			v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+			volume_set_flags(v, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE, 0);
 			forced_uuid = true;
 		} else if (os.conn < CONN_CONNECTED && g.uuid[GI_BITMAP] == 0) {
 			/* promoted without the peer: a new data generation starts */
 			gi_new_current(&g, gi_entropy(), true);
 		}
 		gi_set_role(&g, true);
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-		v->sb.flags |= MDF_PRIMARY_IND;
+		volume_set_gi(v, &g);
+		volume_set_flags(v, MDF_PRIMARY_IND, 0);
 		pthread_mutex_unlock(&v->lock);
 	}
 	rc = write_all_sb(r, e);
@@ -309,10 +309,15 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		struct reply_err ignore = {0};
 
 		for (i = 0; i < r->n_vols; i++) {
-			pthread_mutex_lock(&r->vols[i].lock);
-			r->vols[i].sb.flags &= ~MDF_PRIMARY_IND;
-			r->vols[i].sb.uuid[MD_UI_CURRENT] &= ~1ULL;
-			pthread_mutex_unlock(&r->vols[i].lock);
+			struct volume *v = &r->vols[i];
+			struct gi g;
+
+			pthread_mutex_lock(&v->lock);
+			volume_gi(v, &g);
+			gi_set_role(&g, false);
+			volume_set_gi(v, &g);
+			volume_set_flags(v, 0, MDF_PRIMARY_IND);
+			pthread_mutex_unlock(&v->lock);
 		}
 		write_all_sb(r, &ignore);
 		return rc;
@@ -354,11 +359,14 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 	}
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
+		struct gi g;
 
 		volume_flush(v);
 		pthread_mutex_lock(&v->lock);
-		v->sb.flags &= ~MDF_PRIMARY_IND;
-		v->sb.uuid[MD_UI_CURRENT] &= ~1ULL;
+		volume_gi(v, &g);
+		gi_set_role(&g, false);
+		volume_set_gi(v, &g);
+		volume_set_flags(v, 0, MDF_PRIMARY_IND);
 		pthread_mutex_unlock(&v->lock);
 	}
 	state_change(r, &(struct state_chg){.mask = SC_ROLE, .s = ns, .how = STATE_HARD,
@@ -429,8 +437,7 @@ int resource_outdate(struct resource *r, struct reply_err *e)
 		pthread_mutex_lock(&v->lock);
 		if (v->md && volume_disk(v) > DISK_OUTDATED) {
 			state_change_disk(v->st, DISK_OUTDATED, "outdate");
-			v->sb.flags &= ~MDF_WAS_UP_TO_DATE;
-			volume_sync_sb(v);
+			volume_set_flags(v, 0, MDF_WAS_UP_TO_DATE);
 		}
 		if (volume_unlock(v) < 0)
 			log_res(LOG_ERR, r->name, "volume %u: cannot record Outdated in the metadata",
@@ -457,12 +464,12 @@ int resource_new_current_uuid(struct resource *r, bool clear_bitmap, struct repl
 		if (!v->md)
 			continue;
 		pthread_mutex_lock(&v->lock);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		if (clear_bitmap)
 			gi_new_current_clear_bitmap(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
 		else
 			gi_new_current(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		volume_set_gi(v, &g);
 		pthread_mutex_unlock(&v->lock);
 	}
 	log_res(LOG_NOTICE, r->name, "new current UUID%s", clear_bitmap ? " (bitmap cleared)" : "");
@@ -531,7 +538,7 @@ json_object *resource_status(struct resource *r)
 							       v->io ? ioeng_kind(v->io) : "inline"));
 		if (v->md) {
 			snprintf(uuid, sizeof(uuid), "%016llX",
-				 (unsigned long long)v->sb.uuid[MD_UI_CURRENT]);
+				 (unsigned long long)volume_uuid(v, GI_CURRENT));
 			json_object_object_add(jv, "current_uuid", json_object_new_string(uuid));
 		}
 		if (r->nbd) {
@@ -671,8 +678,7 @@ void resource_volume_error_passed(struct volume *v)
 		return;
 	state_change_disk(v->st, DISK_INCONSISTENT, "local I/O error passed on");
 	pthread_mutex_lock(&v->lock);
-	v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
-	volume_sync_sb(v);
+	volume_set_flags(v, 0, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
 	if (volume_unlock(v) < 0)
 		log_res(LOG_ERR, r->name, "volume %u: cannot record Inconsistent in the metadata",
 			v->vnr);

@@ -183,7 +183,7 @@ int peer_skip_initial_sync(struct resource *r)
 	pthread_mutex_lock(&p->lock);
 	for (i = 0; p->pv && i < r->n_vols; i++)
 		if (gi_mask(p->pv[i].puuids.uuid[GI_CURRENT]) != GI_JUST_CREATED ||
-		    gi_mask(r->vols[i].sb.uuid[MD_UI_CURRENT]) != GI_JUST_CREATED)
+		    gi_mask(volume_uuid(&r->vols[i], GI_CURRENT)) != GI_JUST_CREATED)
 			break;
 	pthread_mutex_unlock(&p->lock);
 	if (!p->pv || i < r->n_vols)
@@ -193,18 +193,17 @@ int peer_skip_initial_sync(struct resource *r)
 		struct gi g;
 
 		pthread_mutex_lock(&v->lock);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		gi_new_current_clear_bitmap(&g, gi_entropy(), resource_state(r).role == ROLE_PRIMARY);
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+		volume_set_gi(v, &g);
+		volume_set_flags(v, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE, 0);
 		state_change_disk(v->st, DISK_UPTODATE, "new-current-uuid --clear-bitmap");
 		bitmap_clear_all(v->bm);
-		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.type = WIRE_P_UUIDS;
 		pkt.volume = (uint16_t)v->vnr;
-		memcpy(pkt.u.uuids.uuid, v->sb.uuid, sizeof(pkt.u.uuids.uuid));
+		memcpy(pkt.u.uuids.uuid, g.uuid, sizeof(pkt.u.uuids.uuid));
 		pkt.u.uuids.flags = WIRE_UF_SKIP_INITIAL_SYNC;
 		volume_unlock(v);
 		peer_send(p, &pkt);

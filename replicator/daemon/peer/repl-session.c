@@ -28,10 +28,8 @@ static void set_connected_ind(struct resource *r, bool on)
 		struct volume *v = &r->vols[i];
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && !!(v->sb.flags & MDF_CONNECTED_IND) != on) {
-			v->sb.flags ^= MDF_CONNECTED_IND;
-			volume_sync_sb(v);
-		}
+		if (v->md && !!(volume_flags(v) & MDF_CONNECTED_IND) != on)
+			volume_set_flags(v, on ? MDF_CONNECTED_IND : 0, on ? 0 : MDF_CONNECTED_IND);
 		volume_unlock(v);
 	}
 }
@@ -55,11 +53,10 @@ static void lost_peer(struct resource *r)
 		bool made = false;
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && volume_disk(v) == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
-			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		if (v->md && volume_disk(v) == DISK_UPTODATE && volume_uuid(v, GI_BITMAP) == 0) {
+			volume_gi(v, &g);
 			gi_new_current(&g, gi_entropy(), true);
-			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-			volume_sync_sb(v);
+			volume_set_gi(v, &g);
 			made = true;
 		}
 		if (volume_unlock(v) < 0)

@@ -552,11 +552,10 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		struct gi g;
 
 		pthread_mutex_lock(&v->lock);
-		if (v->md && volume_disk(v) == DISK_UPTODATE && v->sb.uuid[MD_UI_BITMAP] == 0) {
-			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		if (v->md && volume_disk(v) == DISK_UPTODATE && volume_uuid(v, GI_BITMAP) == 0) {
+			volume_gi(v, &g);
 			gi_new_current(&g, gi_entropy(), false);
-			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-			volume_sync_sb(v);
+			volume_set_gi(v, &g);
 		}
 		volume_unlock(v);
 		log_res(LOG_NOTICE, p->r->name,
@@ -576,9 +575,9 @@ static int on_state(struct peer *p, const struct wire_pkt *pkt)
 		struct gi g;
 
 		pthread_mutex_lock(&v->lock);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		gi_end_sync_source(&g);
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		volume_set_gi(v, &g);
 		bitmap_clear_all(v->bm);
 		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
@@ -602,14 +601,17 @@ static int on_uuids(struct peer *p, const struct wire_pkt *pkt)
 	v = pv->v;
 	pthread_mutex_lock(&v->lock);
 	if ((pkt->u.uuids.flags & WIRE_UF_SKIP_INITIAL_SYNC) &&
-	    gi_mask(v->sb.uuid[MD_UI_CURRENT]) == GI_JUST_CREATED) {
+	    gi_mask(volume_uuid(v, GI_CURRENT)) == GI_JUST_CREATED) {
 		/* new-current-uuid --clear-bitmap on the peer: no initial sync */
-		v->sb.uuid[MD_UI_CURRENT] = gi_mask(pkt->u.uuids.uuid[GI_CURRENT]);
-		v->sb.uuid[MD_UI_BITMAP] = 0;
-		v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+		struct gi g;
+
+		volume_gi(v, &g);
+		g.uuid[GI_CURRENT] = gi_mask(pkt->u.uuids.uuid[GI_CURRENT]);
+		g.uuid[GI_BITMAP] = 0;
+		volume_set_gi(v, &g);
+		volume_set_flags(v, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE, 0);
 		state_change_disk(v->st, DISK_UPTODATE, "the peer skipped the initial sync");
 		bitmap_clear_all(v->bm);
-		volume_sync_sb(v);
 		volume_writeback_bitmap_locked(v);
 		volume_unlock(v);
 		log_res(LOG_NOTICE, p->r->name,

@@ -126,12 +126,11 @@ static void finish_target(struct peer *p, struct peer_vol *pv)
 	int64_t ms = peer_now_ms() - pv->rs_start_ms;
 
 	pthread_mutex_lock(&v->lock);
-	memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+	volume_gi(v, &g);
 	memcpy(peer.uuid, pv->puuids.uuid, sizeof(peer.uuid));
 	gi_end_sync_target(&g, &peer, resource_state(p->r).role == ROLE_PRIMARY);
-	memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-	v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
-	v->sb.flags &= ~MDF_CRASHED_PRIMARY;
+	volume_set_gi(v, &g);
+	volume_set_flags(v, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE, MDF_CRASHED_PRIMARY);
 	state_change(p->r,
 		     &(struct state_chg){.mask = SC_DISK | SC_REPL, .vol = (int)(v - p->r->vols),
 					 .disk = DISK_UPTODATE, .repl = CONN_CONNECTED,

@@ -73,7 +73,7 @@ int sbsave_run_prepare(struct peer *p, struct peer_vol *pv, bool split_brain, bo
 	m.peer = p->peer_name;
 	m.policy = policy;
 	pthread_mutex_lock(&v->lock);
-	memcpy(m.local.uuid, v->sb.uuid, sizeof(m.local.uuid));
+	volume_gi(v, &m.local);
 	pthread_mutex_unlock(&v->lock);
 	memcpy(m.peer_uuids.uuid, pv->puuids.uuid, sizeof(m.peer_uuids.uuid));
 	m.device_size = v->size_sect * 512;

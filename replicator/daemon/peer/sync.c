@@ -83,7 +83,7 @@ static uint64_t uuid_flags(struct peer *p, struct volume *v)
 
 	if (p->discard_my_data)
 		f |= WIRE_UF_DISCARD_MY_DATA;
-	if (v->sb.flags & MDF_CRASHED_PRIMARY)
+	if (volume_flags(v) & MDF_CRASHED_PRIMARY)
 		f |= WIRE_UF_CRASHED_PRIMARY;
 	if (volume_disk(v) <= DISK_INCONSISTENT)
 		f |= WIRE_UF_INCONSISTENT;
@@ -94,9 +94,11 @@ int sync_send_uuids(struct peer *p, unsigned int vi)
 {
 	struct volume *v = &p->r->vols[vi];
 	struct wire_pkt pkt = {.type = WIRE_P_UUIDS, .volume = (uint16_t)v->vnr};
+	struct gi g;
 
 	pthread_mutex_lock(&v->lock);
-	memcpy(pkt.u.uuids.uuid, v->sb.uuid, sizeof(pkt.u.uuids.uuid));
+	volume_gi(v, &g);
+	memcpy(pkt.u.uuids.uuid, g.uuid, sizeof(pkt.u.uuids.uuid));
 	pkt.u.uuids.weight = v->bm ? bitmap_weight(v->bm) : 0;
 	pkt.u.uuids.flags = uuid_flags(p, v);
 	pthread_mutex_unlock(&v->lock);
@@ -254,10 +256,10 @@ static int session_alg(struct peer *p, const char *opt, const char *name,
 static void side_of(struct peer *p, struct volume *v, struct uuidcmp_side *s)
 {
 	memset(s, 0, sizeof(*s));
-	memcpy(s->uuids.uuid, v->sb.uuid, sizeof(s->uuids.uuid));
+	volume_gi(v, &s->uuids);
 	s->bits = bitmap_weight(v->bm);
 	s->discard_my_data = p->discard_my_data;
-	s->crashed_primary = v->sb.flags & MDF_CRASHED_PRIMARY;
+	s->crashed_primary = volume_flags(v) & MDF_CRASHED_PRIMARY;
 	s->inconsistent = volume_disk(v) <= DISK_INCONSISTENT;
 	s->primary = resource_state(p->r).role == ROLE_PRIMARY;
 }
@@ -328,8 +330,7 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	log_lines(p, d->outcome == UUIDCMP_DROP ? LOG_ERR : LOG_INFO, d->log);
 	if (d->cmp.fix_self) {
 		pthread_mutex_lock(&v->lock);
-		memcpy(v->sb.uuid, d->cmp.self_gi.uuid, sizeof(v->sb.uuid));
-		volume_sync_sb(v);
+		volume_set_gi(v, &d->cmp.self_gi);
 		volume_unlock(v);
 	}
 	if (d->cmp.fix_peer)
@@ -474,7 +475,7 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 	struct peer_vol *pv = &p->pv[vi];
 	struct volume *v = pv->v;
 	bool crashed =
-	    (v->sb.flags & MDF_CRASHED_PRIMARY) || (pv->puuids.flags & WIRE_UF_CRASHED_PRIMARY);
+	    (volume_flags(v) & MDF_CRASHED_PRIMARY) || (pv->puuids.flags & WIRE_UF_CRASHED_PRIMARY);
 	struct wire_pkt pkt;
 	struct gi g;
 	int rc;
@@ -499,13 +500,12 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		if (conf_res_text(tandemd_conf(p->r->d), resource_cr(p->r), CONF_SECT_HANDLERS, "before-resync-source"))
 			p->r->d->up->handler_run(p->r, "before-resync-source", (int)v->vnr, NULL, NULL);
 		pthread_mutex_lock(&v->lock);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.type = WIRE_P_SYNC_UUID;
 		pkt.volume = (uint16_t)v->vnr;
 		pkt.u.sync_uuid.uuid = gi_start_sync_source(&g, gi_entropy());
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-		volume_sync_sb(v);
+		volume_set_gi(v, &g);
 		volume_unlock(v);
 		rc = peer_send(p, &pkt);
 		pv->rs_total = bitmap_weight(v->bm);
@@ -528,13 +528,13 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		if (sbsave_run_save(p, pv) < 0)
 			return -EACCES;
 		pthread_mutex_lock(&v->lock);
-		memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+		volume_gi(v, &g);
 		gi_sync_target_receive(&g, pkt.u.sync_uuid.uuid,
 				       resource_state(p->r).role == ROLE_PRIMARY);
-		memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
+		volume_set_gi(v, &g);
 		pv->rs_total = bitmap_weight(v->bm);
 		if (pv->rs_total) { /* nothing to copy: the data are already the peer's */
-			v->sb.flags &= ~(MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
+			volume_set_flags(v, 0, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE);
 			state_change_disk(v->st, DISK_INCONSISTENT, "resync as SyncTarget");
 		}
 		volume_sync_sb(v);
@@ -645,7 +645,7 @@ int sync_handshake(struct peer *p)
 			    pv->pstate.disk >= DISK_OUTDATED) {
 				state_change_disk(pv->v->st, DISK_UPTODATE,
 						  "the same data generation on both nodes");
-				pv->v->sb.flags |= MDF_CONSISTENT | MDF_WAS_UP_TO_DATE;
+				volume_set_flags(pv->v, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE, 0);
 				volume_sync_sb(pv->v);
 			}
 			volume_unlock(pv->v);

@@ -495,11 +495,10 @@ int peer_resync_oos(struct resource *r, struct reply_err *e)
 		pthread_mutex_lock(&v->lock);
 		if (v->md && v->bm && bitmap_weight(v->bm)) {
 			bits += bitmap_weight(v->bm);
-			memcpy(g.uuid, v->sb.uuid, sizeof(g.uuid));
+			volume_gi(v, &g);
 			if (g.uuid[GI_BITMAP] == 0)
 				gi_new_current(&g, gi_entropy(), s.role == ROLE_PRIMARY);
-			memcpy(v->sb.uuid, g.uuid, sizeof(g.uuid));
-			volume_sync_sb(v);
+			volume_set_gi(v, &g);
 			volume_writeback_bitmap_locked(v);
 		}
 		volume_unlock(v);

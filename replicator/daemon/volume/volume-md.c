@@ -62,6 +62,35 @@ int volume_sync_sb(struct volume *v)
 	return v->md ? 0 : -ENODEV;
 }
 
+_Static_assert((int)GI_COUNT == (int)MD_UI_COUNT, "the metadata holds one struct gi");
+
+void volume_gi(const struct volume *v, struct gi *g)
+{
+	memcpy(g->uuid, v->sb.uuid, sizeof(g->uuid));
+}
+
+uint64_t volume_uuid(const struct volume *v, unsigned int i)
+{
+	return i < GI_COUNT ? v->sb.uuid[i] : 0;
+}
+
+uint32_t volume_flags(const struct volume *v)
+{
+	return v->sb.flags;
+}
+
+int volume_set_gi(struct volume *v, const struct gi *g)
+{
+	memcpy(v->sb.uuid, g->uuid, sizeof(v->sb.uuid));
+	return volume_sync_sb(v);
+}
+
+int volume_set_flags(struct volume *v, uint32_t set, uint32_t clear)
+{
+	v->sb.flags = (v->sb.flags & ~clear) | set;
+	return volume_sync_sb(v);
+}
+
 /* A dirty bitmap page, copied under the lock for volume_unlock(). */
 struct bm_copy {
 	uint64_t page;

@@ -11,6 +11,7 @@
 #include "al.h"
 #include "bdev.h"
 #include "bitmap.h"
+#include "gi.h"
 #include "ioeng.h"
 #include "md.h"
 #include "tandemd.h"
@@ -108,6 +109,17 @@ int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool ma
  */
 int volume_sync_sb(struct volume *v);
 int volume_unlock(struct volume *v);
+/*
+ * The generation identifiers (UUIDs) and flags (MDF_*) of v's metadata,
+ * only through these, with v->lock held. The setters change them in
+ * memory and mark the superblock for volume_unlock() to write (as
+ * volume_sync_sb(): -ENODEV while detached, when nothing is written).
+ */
+void volume_gi(const struct volume *v, struct gi *g);
+uint64_t volume_uuid(const struct volume *v, unsigned int i); /* GI_* */
+uint32_t volume_flags(const struct volume *v);
+int volume_set_gi(struct volume *v, const struct gi *g);
+int volume_set_flags(struct volume *v, uint32_t set, uint32_t clear);
 /* A local I/O error: apply on-io-error (lock not held; any thread). */
 void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
 /* The same, with the volume's lock held. */
