@@ -256,6 +256,19 @@ static int write_all_sb(struct resource *r, struct reply_err *e)
 	return 0;
 }
 
+/* The metadata no longer says Primary (written by write_all_sb()). */
+static void mark_secondary(struct volume *v)
+{
+	struct gi g;
+
+	pthread_mutex_lock(&v->lock);
+	volume_gi(v, &g);
+	gi_set_role(&g, false);
+	volume_set_gi(v, &g);
+	volume_set_flags(v, 0, MDF_PRIMARY_IND);
+	pthread_mutex_unlock(&v->lock);
+}
+
 int resource_primary(struct resource *r, bool force, struct reply_err *e)
 {
 	bool forced_uuid = false;
@@ -308,17 +321,8 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		/* not promoted after all: the metadata must not say Primary */
 		struct reply_err ignore = {0};
 
-		for (i = 0; i < r->n_vols; i++) {
-			struct volume *v = &r->vols[i];
-			struct gi g;
-
-			pthread_mutex_lock(&v->lock);
-			volume_gi(v, &g);
-			gi_set_role(&g, false);
-			volume_set_gi(v, &g);
-			volume_set_flags(v, 0, MDF_PRIMARY_IND);
-			pthread_mutex_unlock(&v->lock);
-		}
+		for (i = 0; i < r->n_vols; i++)
+			mark_secondary(&r->vols[i]);
 		write_all_sb(r, &ignore);
 		return rc;
 	}
@@ -358,16 +362,8 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 		r->nbd = NULL;
 	}
 	for (i = 0; i < r->n_vols; i++) {
-		struct volume *v = &r->vols[i];
-		struct gi g;
-
-		volume_flush(v);
-		pthread_mutex_lock(&v->lock);
-		volume_gi(v, &g);
-		gi_set_role(&g, false);
-		volume_set_gi(v, &g);
-		volume_set_flags(v, 0, MDF_PRIMARY_IND);
-		pthread_mutex_unlock(&v->lock);
+		volume_flush(&r->vols[i]);
+		mark_secondary(&r->vols[i]);
 	}
 	state_change(r, &(struct state_chg){.mask = SC_ROLE, .s = ns, .how = STATE_HARD,
 					    .force = force},
