@@ -7,7 +7,7 @@
 # slower than 5 s (a "slow unit") fails the run too.
 #
 # usage: fuzz.sh SRCDIR SECONDS [LIBFUZZER-FLAGS...]
-# FUZZ_TARGET=conf (default), nbd, wire or bmx picks ./fuzz-NAME, its
+# FUZZ_TARGET=conf (default), nbd, wire, bmx or arbmsg picks ./fuzz-NAME, its
 # seeds corpus/NAME/ and its dictionary NAME.dict where there is one. Run from the build
 # directory holding the target. Writes:
 #   fuzz-NAME.corpus/     the working corpus (seeds + inputs found; kept
@@ -31,6 +31,7 @@ conf) max_len=8192 ;;
 nbd) max_len=20000 ;;
 wire) max_len=70000 ;;
 bmx) max_len=8192 ;;
+arbmsg) max_len=5000 ;; # the longest valid message is 4096 bytes
 *) echo "$0: unknown FUZZ_TARGET '$name'" >&2; exit 2 ;;
 esac
 corpus=$target.corpus
