@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "arbmsg.h"
+#include "memfield.h"
 #include "state.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -239,52 +240,6 @@ static void put_le(uint8_t *p, unsigned int width, uint64_t v)
 		p[i] = (uint8_t)v;
 }
 
-/* Numbers live in struct members of their wire width. */
-static uint64_t load(const uint8_t *m, unsigned int width)
-{
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (width) {
-	case 1:
-		memcpy(&u8, m, 1);
-		return u8;
-	case 2:
-		memcpy(&u16, m, 2);
-		return u16;
-	case 4:
-		memcpy(&u32, m, 4);
-		return u32;
-	default:
-		memcpy(&u64, m, 8);
-		return u64;
-	}
-}
-
-static void store(uint8_t *m, unsigned int width, uint64_t v)
-{
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (width) {
-	case 1:
-		memcpy(m, &u8, 1);
-		break;
-	case 2:
-		memcpy(m, &u16, 2);
-		break;
-	case 4:
-		memcpy(m, &u32, 4);
-		break;
-	default:
-		memcpy(m, &v, 8);
-		break;
-	}
-}
-
 /* ---------------------------------------------------------------- decoding */
 
 /* str[width]: printable ASCII without space (with space: text), then zero
@@ -341,7 +296,7 @@ static int decode_num(const struct row *r, const struct field *f, uint64_t v, ui
 		}
 		break;
 	}
-	store(out, f->width, v);
+	memfield_store(out, f->width, v);
 	return 0;
 }
 
@@ -456,7 +411,7 @@ static int encode_body(const struct row *r, const struct arbmsg *m, uint8_t *p)
 			memset(p + pos, 0, f->width);
 			break;
 		default:
-			put_le(p + pos, f->width, load(base + f->off, f->width));
+			put_le(p + pos, f->width, memfield_load(base + f->off, f->width));
 			break;
 		}
 	}

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "memfield.h"
 #include "wire-int.h"
 #include "wire.h"
 
@@ -35,52 +36,6 @@ static void put_be(uint8_t *p, unsigned int width, uint64_t v)
 
 	for (i = width; i-- > 0; v >>= 8)
 		p[i] = (uint8_t)v;
-}
-
-/* Numbers live in struct members of their wire width. */
-static uint64_t load(const uint8_t *m, unsigned int width)
-{
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (width) {
-	case 1:
-		memcpy(&u8, m, 1);
-		return u8;
-	case 2:
-		memcpy(&u16, m, 2);
-		return u16;
-	case 4:
-		memcpy(&u32, m, 4);
-		return u32;
-	default:
-		memcpy(&u64, m, 8);
-		return u64;
-	}
-}
-
-static void store(uint8_t *m, unsigned int width, uint64_t v)
-{
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (width) {
-	case 1:
-		memcpy(m, &u8, 1);
-		break;
-	case 2:
-		memcpy(m, &u16, 2);
-		break;
-	case 4:
-		memcpy(m, &u32, 4);
-		break;
-	default:
-		memcpy(m, &v, 8);
-		break;
-	}
 }
 
 /* ---------------------------------------------------------------- fields */
@@ -179,7 +134,7 @@ static int decode_fields(const struct wire_row *r, const uint8_t *p, struct wire
 			if (f->kind == FK_DLEN)
 				pkt->digest_len = (uint32_t)v;
 			else
-				store(base + f->off, f->width, v);
+				memfield_store(base + f->off, f->width, v);
 			break;
 		}
 	}
@@ -213,7 +168,7 @@ static int encode_fields(const struct wire_row *r, const struct wire_pkt *pkt, u
 			p[pos] = (uint8_t)pkt->digest_len;
 			break;
 		default:
-			put_be(p + pos, f->width, load(base + f->off, f->width));
+			put_be(p + pos, f->width, memfield_load(base + f->off, f->width));
 			break;
 		}
 	}
