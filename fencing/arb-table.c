@@ -18,6 +18,7 @@ struct node {
 	uint32_t id;
 	char name[ARBMSG_NAME_MAX + 1]; /* "" until cmap names it */
 	bool in_ring, in_group, fenced;
+	bool seen_ring; /* was in the ring once since this arbiter started */
 	enum arb_reason left; /* why its arbiter last left the group */
 	uint64_t incarnation, seq; /* of its last delivered message */
 };
@@ -131,7 +132,7 @@ int arb_table_ring(struct arb_table *t, uint64_t ring_seq, const uint32_t *nodes
 		t->nodes[i].in_ring = false;
 		for (j = 0; j < n; j++)
 			if (nodes[j] == t->nodes[i].id)
-				t->nodes[i].in_ring = true;
+				t->nodes[i].in_ring = t->nodes[i].seen_ring = true;
 	}
 	t->ring_seq = ring_seq;
 	return 0;
@@ -151,6 +152,7 @@ int arb_table_group(struct arb_table *t, const struct arb_member *members, size_
 		if (!nd)
 			return left[i].nodeid ? -ENOMEM : -EINVAL;
 		nd->left = left[i].reason;
+		nd->seen_ring = true; /* its arbiter was a member: it was in the ring */
 		if (left[i].reason == ARB_REASON_NODEDOWN)
 			nd->in_ring = false; /* whatever order corosync calls us in */
 	}
@@ -166,7 +168,7 @@ int arb_table_group(struct arb_table *t, const struct arb_member *members, size_
 		if (nd->in_group && !was) {
 			nd->fenced = false; /* back: no longer "known fenced" */
 			nd->left = ARB_REASON_NONE;
-			nd->in_ring = true; /* a group member is in the ring */
+			nd->in_ring = nd->seen_ring = true; /* a group member is in the ring */
 		}
 	}
 	return 0;
@@ -285,7 +287,9 @@ int arb_table_view(const struct arb_table *t, const char *res, uint32_t peer, in
 	if (!n || !n->name[0])
 		out->node = ARB_NODE_UNKNOWN;
 	else
-		out->node = n->in_ring ? ARB_NODE_MEMBER : ARB_NODE_NODEDOWN;
+		out->node = n->in_ring	   ? ARB_NODE_MEMBER
+			    : n->seen_ring ? ARB_NODE_NODEDOWN
+					   : ARB_NODE_ABSENT;
 	if (n) {
 		out->arbiter_member = n->in_group;
 		out->left = n->left;

@@ -51,7 +51,8 @@ enum arb_fresh {
 enum arb_node {
 	ARB_NODE_UNKNOWN,  /* not in the nodelist (cmap) */
 	ARB_NODE_MEMBER,   /* in the ring */
-	ARB_NODE_NODEDOWN, /* left the ring (or never seen in it) */
+	ARB_NODE_NODEDOWN, /* left the ring since this arbiter saw it there */
+	ARB_NODE_ABSENT,   /* in the nodelist, never seen in the ring */
 };
 
 /* What the decision tables (arb-policy.h) need about one peer. */

@@ -117,12 +117,17 @@ static int connect_by(int fd, const struct sockaddr_un *sa, int64_t deadline)
 
 int ctlc_open(const char *run_dir, int64_t deadline, struct ctlc **out)
 {
+	return ctlc_open_sock(run_dir, CTLC_SOCK_NAME, deadline, out);
+}
+
+int ctlc_open_sock(const char *run_dir, const char *name, int64_t deadline, struct ctlc **out)
+{
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ctlc *c;
 	int n, rc;
 
 	*out = NULL;
-	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" CTLC_SOCK_NAME, run_dir);
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", run_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	c = malloc(sizeof(*c));
@@ -142,6 +147,11 @@ int ctlc_open(const char *run_dir, int64_t deadline, struct ctlc **out)
 	}
 	*out = c;
 	return 0;
+}
+
+int ctlc_fd(const struct ctlc *c)
+{
+	return c->fd;
 }
 
 void ctlc_close(struct ctlc *c)
@@ -267,11 +277,17 @@ int ctlc_call(struct ctlc *c, json_object *req, int64_t deadline, json_object **
 
 int ctlc_request(const char *run_dir, json_object *req, int64_t deadline, json_object **out)
 {
+	return ctlc_request_sock(run_dir, CTLC_SOCK_NAME, req, deadline, out);
+}
+
+int ctlc_request_sock(const char *run_dir, const char *name, json_object *req, int64_t deadline,
+		      json_object **out)
+{
 	struct ctlc *c;
 	int rc;
 
 	*out = NULL;
-	rc = ctlc_open(run_dir, deadline, &c);
+	rc = ctlc_open_sock(run_dir, name, deadline, &c);
 	if (rc)
 		return rc;
 	rc = ctlc_call(c, req, deadline, out);

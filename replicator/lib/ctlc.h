@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #define CTLC_SOCK_NAME "tandemd.sock"
+#define CTLC_ARBITER_SOCK_NAME "arbiter.sock" /* tandem-arbiterd (doc/arbiter.md §7) */
 #define CTLC_VERSION 1
 /* The longest line either way, its newline included: the status of many
  * resources is one long line, and tandemd holds at most 4 MiB unread for
@@ -46,7 +47,14 @@ int64_t ctlc_deadline(int64_t timeout_ms);
 /* Connect to RUN_DIR/tandemd.sock, waiting until the deadline while its
  * backlog is full. */
 int ctlc_open(const char *run_dir, int64_t deadline, struct ctlc **out);
+/* The same for another socket of RUN_DIR speaking this protocol, such as
+ * tandem-arbiterd's arbiter.sock (CTLC_ARBITER_SOCK_NAME). */
+int ctlc_open_sock(const char *run_dir, const char *name, int64_t deadline, struct ctlc **out);
 void ctlc_close(struct ctlc *c);
+/* The connection's socket, for a caller's poll loop (the event stream):
+ * when it is readable, ctlc_recv() with the deadline ctlc_deadline(0)
+ * returns the lines that arrived, then -ETIMEDOUT. */
+int ctlc_fd(const struct ctlc *c);
 
 /* Send req as one line; "v" is set to CTLC_VERSION when req lacks it. */
 int ctlc_send(struct ctlc *c, json_object *req, int64_t deadline);
@@ -57,6 +65,8 @@ int ctlc_call(struct ctlc *c, json_object *req, int64_t deadline, json_object **
 /* ctlc_open(), ctlc_call() and ctlc_close(): a request on a connection
  * of its own. */
 int ctlc_request(const char *run_dir, json_object *req, int64_t deadline, json_object **out);
+int ctlc_request_sock(const char *run_dir, const char *name, json_object *req, int64_t deadline,
+		      json_object **out);
 
 /* Whether rc means that no daemon listens (-ENOENT, -ECONNREFUSED). */
 bool ctlc_no_daemon(int rc);

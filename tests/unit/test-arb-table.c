@@ -185,6 +185,26 @@ static void test_nodedown(void **state)
 	arb_table_free(t);
 }
 
+/* A node of the nodelist never seen in the ring is ABSENT, not NODEDOWN:
+ * only a node seen leaving is a fencing candidate (§6.1). */
+static void test_absent(void **state)
+{
+	struct arb_table *t = NULL;
+	const uint32_t alone[] = {1}, both[] = {1, 2};
+
+	(void)state;
+	assert_int_equal(arb_table_new(1, TOKEN, &t), 0);
+	assert_int_equal(arb_table_set_node(t, 1, "alice"), 0);
+	assert_int_equal(arb_table_set_node(t, 2, "bob"), 0);
+	assert_int_equal(arb_table_ring(t, 4, alone, 1), 0);
+	assert_int_equal(view(t, "r0", 2, 0).node, ARB_NODE_ABSENT);
+	assert_int_equal(arb_table_ring(t, 8, both, 2), 0);
+	assert_int_equal(view(t, "r0", 2, 0).node, ARB_NODE_MEMBER);
+	assert_int_equal(arb_table_ring(t, 12, alone, 1), 0);
+	assert_int_equal(view(t, "r0", 2, 0).node, ARB_NODE_NODEDOWN);
+	arb_table_free(t);
+}
+
 /* FENCED: known fenced until the node's arbiter is a member again. */
 static void test_fenced(void **state)
 {
@@ -290,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_facts_fresh),
 		cmocka_unit_test(test_procdown_stale),
 		cmocka_unit_test(test_nodedown),
+		cmocka_unit_test(test_absent),
 		cmocka_unit_test(test_fenced),
 		cmocka_unit_test(test_seq_incarnation),
 		cmocka_unit_test(test_gone),
