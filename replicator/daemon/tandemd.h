@@ -62,6 +62,11 @@ struct resource {
 	bool peer_outdated;    /* PEER_OUT_DATED in the metadata */
 	qb_loop_timer_handle disk_watch; /* disk-timeout, while up (main loop) */
 	bool disk_watch_on;
+	/* quorum (control/quorum.c) */
+	int quorum_io;         /* atomic: enum quorum_io, what new NBD I/O does (front/) */
+	bool quorum_forced;    /* primary --force without quorum; until quorum is back */
+	int64_t primary_since; /* CLOCK_REALTIME s of the last promotion, 0 if Secondary
+				* (state/, under st_lock) */
 };
 
 struct tandemd {
@@ -83,6 +88,8 @@ struct tandemd {
 	struct defer *defer;
 	const struct upcalls *up; /* filled by control at start (control/main.c) */
 	bool fault_injection; /* TANDEM_FAULT_INJECTION=1 in the environment */
+	bool quorate; /* atomic: this node's partition has quorum, as the arbiter last said
+		       * (`quorum` command); true until told (doc/arbiter.md §8) */
 };
 
 /*

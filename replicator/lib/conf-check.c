@@ -413,9 +413,21 @@ static void check_misc(struct conf *c, struct conf_res *r)
 		     r->name, r->name);
 }
 
+/* on-no-quorum only matters under quorum majority (DRBD 9 does not say so). */
+static void check_quorum(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *onq = eff(c, r, CONF_SECT_OPTIONS, "on-no-quorum");
+
+	if (onq && !strcmp(conf_res_text(c, r, CONF_SECT_OPTIONS, "quorum"), "off"))
+		WARN(c, &onq->loc, "on-no-quorum",
+		     "resource %s: on-no-quorum has no effect while quorum is off; add "
+		     "options { quorum majority; } or remove it",
+		     r->name);
+}
+
 static void (*const res_rules[])(struct conf *, struct conf_res *) = {
-	check_res_name, check_hosts,	    check_protocol, check_asb,  check_timeouts,
-	check_resync_after, check_startup, check_auth,	   check_misc,
+	check_res_name,	    check_hosts,   check_protocol, check_asb,  check_timeouts,
+	check_resync_after, check_startup, check_auth,	   check_misc, check_quorum,
 };
 
 void conf_check(struct conf *c)

@@ -55,6 +55,19 @@ const struct conf_opt conf_opts[] = {
 	 "Hexadecimal mask of the CPUs the resource's threads may run on; 0 = all."},
 	ENUM("on-no-data-accessible", O, "io-error", E("io-error", "suspend-io"), 0,
 	     "What I/O does when no UpToDate data is reachable: fail, or wait."),
+	ENUM("quorum", O, "off", E("off", "majority"), 0,
+	     "DRBD 9's quorum, from corosync's votequorum as tandem-arbiterd reports it "
+	     "(doc/arbiter.md): with majority, a Secondary in a partition without quorum "
+	     "refuses primary (exit 11; primary --force still promotes, and logs why), and a "
+	     "Primary that loses quorum applies on-no-quorum (a run as Primary that --force "
+	     "started without quorum is spared until quorum came back). off: quorum is not "
+	     "looked at. Without an arbiter the partition counts as quorate (tandemd(8), "
+	     "Quorum)."),
+	ENUM("on-no-quorum", O, "suspend-io", E("suspend-io", "io-error"), 0,
+	     "What a Primary's new I/O does while its partition has no quorum (with quorum "
+	     "majority): suspend-io holds new reads and writes until quorum returns (status "
+	     "susp bit 3, counters.frozen); io-error fails new writes, trims and write-zeroes "
+	     "with EIO and still serves reads and flushes from the local disk."),
 
 	ENUM("protocol", N, "C", E("A", "B", "C"), 0,
 	     "Replication protocol: A completes a write once it is sent, B once the peer "

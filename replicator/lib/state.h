@@ -65,6 +65,7 @@ struct state {
 	bool susp_user; /* I/O suspended by the operator */
 	bool susp_nod;  /* no data accessible, on-no-data-accessible suspend-io */
 	bool susp_fen;  /* fencing in progress (resource-and-stonith) */
+	bool susp_quo;  /* no quorum, on-no-quorum suspend-io (DRBD 9's susp_quorum) */
 	bool user_isp;  /* pause-sync */
 	bool peer_isp;
 	bool aftr_isp;  /* waiting for resync-after */

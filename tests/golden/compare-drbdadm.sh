@@ -85,6 +85,7 @@ drbd80-two-groups pre-8.0 keywords drbdadm-84 no longer reads (syncer group, on-
 drbd83-ignored-options 8.3 syncer options 8.4 ignores (delay-probe-*, *-threshold) are parse errors to drbdadm-84; tandem warns and ignores them
 skip-nested tandem extension: skip inside a resource, option, host or volume section (drbdadm-84 reads skip at top level only)
 tandem-bool-spellings tandem extension: on/off and true/false (drbdadm-84 reads yes and no only)
+tandem-quorum the DRBD 9 options quorum and on-no-quorum (issue 18, doc/arbiter.md §6.5): DRBD 8.4 has no quorum, drbdadm-84 does not read them
 tandem-warnings discard-my-data in the file and device, disk, address and meta-disk twice in a host section: warnings in tandem, errors in drbdadm-84
 '
 

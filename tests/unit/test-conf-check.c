@@ -319,6 +319,24 @@ static const struct rule_case cases[] = {
 	{"discard-my-data in the file",
 	 RES("  net { discard-my-data; }\n"),
 	 WARN, 2, 9, "discard-my-data"},
+
+	/* quorum (DRBD 9's options) */
+	{"on-no-quorum while quorum is off",
+	 RES("  options { on-no-quorum io-error; }\n"),
+	 WARN, 2, 13, "no effect while quorum is off"},
+	{"on-no-quorum from common while quorum is off",
+	 "common { options { on-no-quorum io-error; } }\n" RES(""),
+	 WARN, 1, 20, "no effect while quorum is off"},
+	{"on-no-quorum with quorum majority",
+	 RES("  options { quorum majority; on-no-quorum io-error; }\n"),
+	 CLEAN},
+	{"quorum majority from common, on-no-quorum in the resource",
+	 "common { options { quorum majority; } }\n" RES("  options { on-no-quorum suspend-io; }\n"),
+	 CLEAN},
+	{"quorum with a count", RES("  options { quorum 2; }\n"), ERR, 2, 20, "off, majority"},
+	{"on-no-quorum with a bad value",
+	 RES("  options { on-no-quorum freeze; }\n"),
+	 ERR, 2, 26, "suspend-io, io-error"},
 };
 
 static void test_rule(void **state)

@@ -298,6 +298,9 @@ static void test_drbd_defaults(void **state)
 		{CONF_SECT_DISK, "al-updates", "yes"},
 		{CONF_SECT_DISK, "read-balancing", "prefer-local"},
 		{CONF_SECT_OPTIONS, "on-no-data-accessible", "io-error"},
+		/* DRBD 9's (8.4 has no quorum) */
+		{CONF_SECT_OPTIONS, "quorum", "off"},
+		{CONF_SECT_OPTIONS, "on-no-quorum", "suspend-io"},
 	};
 	size_t i;
 

@@ -32,6 +32,18 @@ bool fence_for_promote(struct resource *r);
 int fence_resume_io(struct resource *r, struct reply_err *e);
 void fence_status(struct resource *r, json_object *o);
 
+/* quorum.c: `quorum` (doc/arbiter.md §6.5); main loop */
+json_object *quorum_cmd(struct tandemd *d, json_object *req, struct reply_err *e);
+/* Apply the partition's quorum and the resource's policy to its I/O. */
+void quorum_apply(struct resource *r, const char *why);
+/* primary: 0, or -EPERM with e filled (no quorum); *forced: only --force allowed it. */
+int quorum_promote_check(struct resource *r, bool force, bool *forced, struct reply_err *e);
+/* After a promotion or demotion (forced: see quorum_promote_check). */
+void quorum_role_changed(struct resource *r, bool forced);
+/* secondary --force on a Primary whose I/O waits for quorum: let it go. */
+void quorum_demoting(struct resource *r);
+void quorum_status(struct resource *r, json_object *o);
+
 /* resource.c */
 int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr);
 void resource_fini(struct resource *r);

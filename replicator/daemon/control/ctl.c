@@ -238,6 +238,7 @@ static const struct {
 	{"verify", h_verify},
 	{"resync-oos", h_resync_oos},
 	{"resume-io", h_resume_io},
+	{"quorum", quorum_cmd},
 	{"outdate", h_outdate},
 	{"resume-sync", h_resume_sync},
 	{"adjust", h_adjust},

@@ -98,7 +98,7 @@ static void unfreeze(struct resource *r, const char *why)
 	pthread_mutex_lock(&r->st_lock);
 	pthread_cond_broadcast(&r->fence_cond);
 	pthread_mutex_unlock(&r->st_lock);
-	volume_freeze_all(r, false);
+	volume_freeze_all(r, VOLUME_FROZEN_FENCING, false);
 	repl_release_held(r);
 }
 
@@ -243,7 +243,7 @@ void fence_conn_lost(struct resource *r)
 	    s.pdsk <= DISK_OUTDATED)
 		return;
 	if (f == FENCING_RESOURCE_AND_STONITH) {
-		volume_freeze_all(r, true);
+		volume_freeze_all(r, VOLUME_FROZEN_FENCING, true);
 		state_change_flag(r, SC_SUSP_FEN, true,
 				  "lost the peer: I/O frozen until fence-peer's verdict");
 	}

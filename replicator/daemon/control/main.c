@@ -224,7 +224,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct log_opts lo = {.ident = "tandemd", .to_stderr = true, .level = LOG_INFO};
-	struct tandemd d = {.conf_path = DEFAULT_CONFIG};
+	struct tandemd d = {.conf_path = DEFAULT_CONFIG, .quorate = true};
 	struct conf_load_opts *co = &d.conf_opts;
 	bool test = false, foreground = false;
 	char pidfile[4096];

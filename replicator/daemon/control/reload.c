@@ -158,6 +158,8 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 	 * (tandemd_conf(), resource_cr()). Reloads are rare and small. */
 	d->retired[d->n_retired++] = d->conf;
 	__atomic_store_n(&d->conf, nc, __ATOMIC_RELEASE);
+	for (i = 0; i < d->n_res; i++) /* quorum and on-no-quorum may have changed */
+		quorum_apply(d->res[i], "configuration reloaded");
 	snprintf(msg, msglen, "%s applied", d->conf_path);
 	log_info("%s", msg);
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arbmsg.h"
 #include "gi.h"
 #include "log.h"
 #include "control/control.h"
@@ -271,7 +272,7 @@ static void mark_secondary(struct volume *v)
 
 int resource_primary(struct resource *r, bool force, struct reply_err *e)
 {
-	bool forced_uuid = false;
+	bool forced_uuid = false, qforced = false;
 	struct state ns = resource_state(r), os = ns;
 	unsigned int i;
 	int rc;
@@ -282,6 +283,8 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 	}
 	if (ns.role == ROLE_PRIMARY)
 		return 0;
+	if (quorum_promote_check(r, force, &qforced, e) < 0)
+		return -EPERM;
 	ns.role = ROLE_PRIMARY;
 	if (force && ns.disk >= DISK_INCONSISTENT && ns.disk < DISK_UPTODATE)
 		ns.disk = DISK_UPTODATE; /* checked below like any promotion */
@@ -344,6 +347,7 @@ int resource_primary(struct resource *r, bool force, struct reply_err *e)
 		peer_renegotiate(r); /* the peer must sync from us */
 	else
 		peer_state_changed(r);
+	quorum_role_changed(r, qforced);
 	return 0;
 }
 
@@ -357,6 +361,7 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 	ns.role = ROLE_SECONDARY;
 	if (!allowed(r, &ns, force, e))
 		return -EBUSY;
+	quorum_demoting(r);
 	if (r->nbd) {
 		nbd_srv_stop(r->nbd);
 		r->nbd = NULL;
@@ -368,6 +373,7 @@ int resource_secondary(struct resource *r, bool force, struct reply_err *e)
 	state_change(r, &(struct state_chg){.mask = SC_ROLE, .s = ns, .how = STATE_HARD,
 					    .force = force},
 		     force ? "secondary --force" : "secondary");
+	quorum_role_changed(r, false);
 	peer_state_changed(r);
 	return write_all_sb(r, e);
 }
@@ -515,6 +521,15 @@ json_object *resource_status(struct resource *r)
 	if (r->conf_pending)
 		json_object_object_add(o, "config_pending", json_object_new_boolean(true));
 	fence_status(r, o);
+	quorum_status(r, o);
+	json_object_object_add(o, "susp", /* doc/arbiter.md §2; no user suspension in tandem */
+			       json_object_new_int((st.susp_user ? ARBMSG_SUSP_USER : 0) |
+						   (st.susp_nod ? ARBMSG_SUSP_NOD : 0) |
+						   (st.susp_fen ? ARBMSG_SUSP_FEN : 0) |
+						   (st.susp_quo ? ARBMSG_SUSP_QUORUM : 0)));
+	pthread_mutex_lock(&r->st_lock);
+	json_object_object_add(o, "primary_since", json_object_new_int64(r->primary_since));
+	pthread_mutex_unlock(&r->st_lock);
 	json_object_object_add(o, "integrity_failures",
 			       json_object_new_uint64(integrity_failures(r)));
 	for (i = 0; i < r->n_vols; i++) {
@@ -536,6 +551,9 @@ json_object *resource_status(struct resource *r)
 			snprintf(uuid, sizeof(uuid), "%016llX",
 				 (unsigned long long)volume_uuid(v, GI_CURRENT));
 			json_object_object_add(jv, "current_uuid", json_object_new_string(uuid));
+			snprintf(uuid, sizeof(uuid), "%016llX",
+				 (unsigned long long)volume_uuid(v, GI_BITMAP));
+			json_object_object_add(jv, "bitmap_uuid", json_object_new_string(uuid));
 		}
 		if (r->nbd) {
 			json_object_object_add(jv, "export",

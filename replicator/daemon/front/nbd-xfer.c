@@ -17,6 +17,7 @@
 #include "log.h"
 #include "nbd-proto.h"
 #include "nbd-request.h"
+#include "quorum.h"
 #include "front/nbd-xfer.h"
 #include "peer/peer.h"
 #include "state/state-change.h"
@@ -446,6 +447,28 @@ static int start_write(struct nbd_xfer *x, const struct nbd_request *req, struct
 	return 0;
 }
 
+/*
+ * No quorum under on-no-quorum io-error (control/quorum.c, which logs it
+ * once): a request that would change data fails with EIO, its payload read
+ * and dropped; reads and flushes go on. -1 ends the connection.
+ */
+static bool refuse_no_quorum(struct nbd_xfer *x, const struct nbd_request *req,
+			     struct nbd_op *op, int *rc)
+{
+	if (req->type == NBD_CMD_READ || req->type == NBD_CMD_FLUSH ||
+	    __atomic_load_n(&x->v->res->quorum_io, __ATOMIC_ACQUIRE) != QUORUM_IO_ERROR)
+		return false;
+	*rc = 0;
+	if (req->type == NBD_CMD_WRITE && read_full(&x->in, op->buf, req->length) < 0) {
+		op_queue(op, -ECONNRESET);
+		*rc = -1;
+		return true;
+	}
+	op->refused = true;
+	op_queue(op, -EIO);
+	return true;
+}
+
 /* Start one valid request; -1 ends the connection. */
 static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 {
@@ -470,6 +493,8 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 		op_queue(op, -ENOMEM);
 		return req->type == NBD_CMD_WRITE ? -1 : 0; /* the payload cannot be read */
 	}
+	if (refuse_no_quorum(x, req, op, &rc))
+		return rc;
 	switch (req->type) {
 	case NBD_CMD_READ:
 		if (peer_reads_remote(x->v->res, x->v)) { /* diskless, or not UpToDate */

@@ -107,13 +107,13 @@ int peer_session(struct peer *p)
 		return -ENOMEM;
 	}
 	epoch_reset(p->ep);
-	volume_freeze_all(r, true); /* writes wait until the bitmaps are exchanged */
+	volume_freeze_all(r, VOLUME_FROZEN_HANDSHAKE, true); /* writes wait for the bitmaps */
 	rc = sync_handshake(p);
 	if (rc == 0) {
 		enum state_conn live = state_change_live(r);
 
 		__atomic_store_n(&p->live, true, __ATOMIC_RELEASE);
-		volume_freeze_all(r, false);
+		volume_freeze_all(r, VOLUME_FROZEN_HANDSHAKE, false);
 		state_change_conn(r, CONN_CONNECTED, (enum state_role)p->pv[0].pstate.role,
 				  live == CONN_SYNCSOURCE ? DISK_INCONSISTENT
 							  : (enum state_disk)p->pv[0].pstate.disk,
@@ -131,7 +131,7 @@ int peer_session(struct peer *p)
 		if (rc == 0)
 			rc = repl_receive(p);
 	} else {
-		volume_freeze_all(r, false);
+		volume_freeze_all(r, VOLUME_FROZEN_HANDSHAKE, false);
 	}
 	peer_fail(p, rc);
 	pthread_mutex_lock(&p->lock);

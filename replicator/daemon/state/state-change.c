@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "state/state-change.h"
@@ -120,6 +121,8 @@ static void announce(struct resource *r, const struct state *os, const struct st
 		 ns->susp_nod ? "1" : "0"},
 		{"susp-fen", os->susp_fen != ns->susp_fen, os->susp_fen ? "1" : "0",
 		 ns->susp_fen ? "1" : "0"},
+		{"susp-quorum", os->susp_quo != ns->susp_quo, os->susp_quo ? "1" : "0",
+		 ns->susp_quo ? "1" : "0"},
 		{"user-isp", os->user_isp != ns->user_isp, os->user_isp ? "1" : "0",
 		 ns->user_isp ? "1" : "0"},
 	};
@@ -213,6 +216,8 @@ int state_change(struct resource *r, const struct state_chg *c, const char *why)
 		ns.susp_nod = c->s.susp_nod;
 	if (c->mask & SC_SUSP_FEN)
 		ns.susp_fen = c->s.susp_fen;
+	if (c->mask & SC_SUSP_QUO)
+		ns.susp_quo = c->s.susp_quo;
 	if (c->mask & SC_USER_ISP)
 		ns.user_isp = c->s.user_isp;
 	if (c->mask & SC_CONN) {
@@ -299,6 +304,12 @@ int state_change(struct resource *r, const struct state_chg *c, const char *why)
 			__atomic_store_n(&r->vs[i].repl, CONN_STANDALONE, __ATOMIC_RELEASE);
 	}
 	r->st = ns;
+	if (os.role != ns.role) { /* "was Primary since" (doc/arbiter.md §2) */
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		r->primary_since = ns.role == ROLE_PRIMARY ? (int64_t)now.tv_sec : 0;
+	}
 	announce(r, &os, &ns, how, why);
 	pthread_mutex_unlock(&r->st_lock);
 	/* connected, both disks UpToDate: a fence placed earlier can go */
@@ -340,8 +351,10 @@ int state_change_conn(struct resource *r, enum state_conn conn, enum state_role 
 
 int state_change_flag(struct resource *r, unsigned int mask, bool on, const char *why)
 {
-	struct state_chg c = {.mask = mask & (SC_SUSP_USER | SC_SUSP_NOD | SC_SUSP_FEN | SC_USER_ISP),
-			      .s = {.susp_user = on, .susp_nod = on, .susp_fen = on, .user_isp = on},
+	struct state_chg c = {.mask = mask & (SC_SUSP_USER | SC_SUSP_NOD | SC_SUSP_FEN | SC_SUSP_QUO |
+					      SC_USER_ISP),
+			      .s = {.susp_user = on, .susp_nod = on, .susp_fen = on, .susp_quo = on,
+				    .user_isp = on},
 			      .how = STATE_HARD};
 
 	return state_change(r, &c, why);

@@ -22,6 +22,7 @@
 #define SC_USER_ISP (1u << 5)
 #define SC_DISK (1u << 6)      /* volume vol's disk (vol -1: every volume's) */
 #define SC_REPL (1u << 7)      /* volume vol's replication state */
+#define SC_SUSP_QUO (1u << 8)  /* no quorum (control/quorum.c) */
 struct state_chg {
 	unsigned int mask;     /* SC_*: the fields that change */
 	struct state s;        /* their values (resource-wide fields) */

@@ -478,20 +478,23 @@ static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, b
 
 /* ---------------------------------------------------------------- replication */
 
-void volume_freeze(struct volume *v, bool on)
+void volume_freeze(struct volume *v, unsigned int why, bool on)
 {
 	pthread_mutex_lock(&v->lock);
-	v->frozen = on;
+	if (on)
+		v->frozen |= why;
+	else
+		v->frozen &= ~why;
 	pthread_cond_broadcast(&v->cond);
 	pthread_mutex_unlock(&v->lock);
 }
 
-void volume_freeze_all(struct resource *r, bool on)
+void volume_freeze_all(struct resource *r, unsigned int why, bool on)
 {
 	unsigned int i;
 
 	for (i = 0; i < r->n_vols; i++)
-		volume_freeze(&r->vols[i], on);
+		volume_freeze(&r->vols[i], why, on);
 }
 
 static void bits_of(uint64_t off, uint64_t len, uint64_t *first, uint64_t *n)

@@ -58,7 +58,7 @@ struct volume {
 	unsigned int users;       /* data requests inside the volume */
 	bool failing;             /* detach pending: new requests get EIO */
 	bool io_error_seen;       /* pass_on: an error was passed on */
-	bool frozen;              /* new requests wait (connection handshake) */
+	unsigned int frozen;      /* new requests wait: VOLUME_FROZEN_* bits */
 	bool detaching;           /* detach writes the metadata back; requests wait */
 	int wfc_class;            /* VOLUME_WFC_*, from the flags at attach */
 	struct bdev_faults faults; /* TANDEM_FAULT_INJECTION only */
@@ -124,9 +124,16 @@ int volume_set_flags(struct volume *v, uint32_t set, uint32_t clear);
 void volume_io_error(struct volume *v, enum volume_err kind, const char *what, int rc);
 /* The same, with the volume's lock held. */
 void volume_io_error_locked(struct volume *v, enum volume_err kind, const char *what, int rc);
-/* Replication (peer/). Freeze: new requests wait (a handshake). */
-void volume_freeze(struct volume *v, bool on);
-void volume_freeze_all(struct resource *r, bool on);
+/*
+ * Freeze: new requests wait while any reason holds; each reason is set and
+ * lifted on its own, so that lifting one (a handshake done, fencing's
+ * verdict or resume-io) leaves the others in force.
+ */
+#define VOLUME_FROZEN_HANDSHAKE 1u /* a connection's handshake (peer/) */
+#define VOLUME_FROZEN_FENCING   2u /* resource-and-stonith: until fence-peer's verdict */
+#define VOLUME_FROZEN_QUORUM    4u /* no quorum, on-no-quorum suspend-io */
+void volume_freeze(struct volume *v, unsigned int why, bool on);
+void volume_freeze_all(struct resource *r, unsigned int why, bool on);
 void volume_mark_oos(struct volume *v, uint64_t off, uint64_t len);
 void volume_clear_oos(struct volume *v, uint64_t off, uint64_t len);
 /* The whole bitmap to disk (lock held; written by volume_unlock()). */
