@@ -15,12 +15,15 @@
 
 #include "agent.h"
 #include "conf.h"
+#include "ctlc.h"
 
 /* A promote refused for a transient reason polls the state this often,
  * and asks again at the latest after PROMOTE_RETRY_MS. */
 #define PROMOTE_POLL_MS  100
 #define PROMOTE_RETRY_MS 1000
 /* How long demote waits for the export's clients to go away. */
+/* A promote that tandem-arbiterd keeps vetoing logs its reason this often. */
+#define VETO_LOG_MS 10000
 #define DEMOTE_CLIENT_WAIT_MS 5000
 #define POLL_MS 200
 
@@ -126,26 +129,50 @@ int action_monitor(struct agent *a)
 
 /* ---------------------------------------------------------------- start */
 
-/* Wait for the connection as the wfc timeouts say (never a failure). */
+/*
+ * Wait for the connection as the wfc timeouts say (never a failure). The
+ * timeout class is tandem-arbiterd's when it answers (doc/arbiter.md
+ * §6.2), else tandemd's from the metadata flags; asked only when
+ * wfc_timeout is "config" (a number applies to every class).
+ */
 static void wait_connect(struct agent *a, const struct conf *c, const struct conf_res *cr,
 			 struct ctl_status *st)
 {
-	long secs, limit;
+	const char *cls = st->wfc_class[0] ? st->wfc_class : "default";
+	const char *src = "the metadata flags";
 	bool after_sb = conf_res_bool(c, cr, CONF_SECT_STARTUP, "wait-after-sb");
+	char why[512] = "";
+	long secs, limit;
 
-	if (agent_policy_wfc(a->wfc, st->wfc_class,
-			     conf_res_num(c, cr, CONF_SECT_STARTUP, "wfc-timeout"),
+	if (!cr->peer)
+		return;
+	if (!a->wfc || !strcmp(a->wfc, "config")) {
+		const char *arb = ctl_arbiter_wfc(a, why, sizeof(why));
+
+		if (arb) {
+			cls = arb;
+			src = "tandem-arbiterd";
+		}
+	} else {
+		src = "wfc_timeout";
+	}
+	if (agent_policy_wfc(a->wfc, cls, conf_res_num(c, cr, CONF_SECT_STARTUP, "wfc-timeout"),
 			     conf_res_num(c, cr, CONF_SECT_STARTUP, "degr-wfc-timeout"),
 			     conf_res_num(c, cr, CONF_SECT_STARTUP, "outdated-wfc-timeout"),
 			     &secs) < 0 ||
-	    secs < 0 || !cr->peer)
+	    secs < 0)
 		return;
 	/* leave a second of the budget for the score */
 	limit = agent_ms_left(a) - 1000;
 	if (secs > 0 && secs * 1000 < limit)
 		limit = secs * 1000;
-	agent_log(AGENT_INFO, "waiting up to %ld s for the peer (%s timeout class)", limit / 1000,
-		  st->wfc_class[0] ? st->wfc_class : "default");
+	if (!strcmp(src, "wfc_timeout"))
+		agent_log(AGENT_INFO, "waiting up to %ld s for the peer (wfc_timeout=%s)",
+			  limit / 1000, a->wfc);
+	else
+		agent_log(AGENT_INFO,
+			  "waiting up to %ld s for the peer (%s timeout class, from %s%s%s)",
+			  limit / 1000, cls, src, why[0] ? ": " : "", why);
 	limit += agent_ms_spent(a);
 	while (running(st) && st->view.conn < CONN_CONNECTED) {
 		if (st->view.conn == CONN_STANDALONE && !after_sb) {
@@ -425,6 +452,8 @@ static bool same_facts(const struct agent_policy_view *x, const struct agent_pol
 	return true;
 }
 
+static bool told_no_veto;
+
 /* One try: 1 promoted, 0 refused (*p, detail say why), or an OCF code < 0. */
 static int promote_once(struct agent *a, const struct res_facts *rf, struct ctl_status *st,
 			enum agent_policy_promote *p, char *detail, size_t dlen)
@@ -440,6 +469,22 @@ static int promote_once(struct agent *a, const struct res_facts *rf, struct ctl_
 		state_detail(st, detail, dlen);
 		return 0;
 	}
+	/* tandem-arbiterd's veto (doc/arbiter.md §6.4); without an answer
+	 * there is none, as without an arbiter (said once per promote) */
+	switch (ctl_arbiter_may_promote(a, detail, dlen)) {
+	case ARBC_PROMOTE_REFUSE:
+		*p = AGENT_POLICY_PROMOTE_VETO;
+		return 0;
+	case ARBC_PROMOTE_NO_VETO:
+		if (!told_no_veto)
+			agent_log(AGENT_INFO, "no promotion veto: %s (%s/" CTLC_ARBITER_SOCK_NAME ")",
+				  detail, a->run_dir);
+		told_no_veto = true;
+		break;
+	case ARBC_PROMOTE_ALLOW:
+		break;
+	}
+	detail[0] = 0;
 	blk = cluster_promote_blocker(a, id, sizeof(id));
 	if (blk != AGENT_POLICY_BLOCK_NONE) {
 		*p = blk == AGENT_POLICY_BLOCK_BAN     ? AGENT_POLICY_PROMOTE_BANNED
@@ -471,9 +516,9 @@ int action_promote(struct agent *a)
 	enum agent_policy_promote p;
 	struct ctl_status st, now;
 	unsigned int attempt = 0;
-	char detail[1100];
+	char detail[1100], last_veto[1100] = "";
 	const char *why;
-	long tried;
+	long tried, veto_logged = 0;
 	int rc;
 
 	ctl_status(a, &st);
@@ -494,8 +539,18 @@ int action_promote(struct agent *a)
 			ctl_status_free(&st);
 			return promote_refused(a, p, detail, attempt);
 		}
-		agent_log(AGENT_INFO, "promote of %s: try %u refused: %s (%s); retrying while %s",
-			  a->res, attempt, agent_policy_promote_text(p), detail, why);
+		/* a veto lasts while the peer's node is unknown: its line is
+		 * logged when its reason changes, and every VETO_LOG_MS */
+		if (p != AGENT_POLICY_PROMOTE_VETO || strcmp(detail, last_veto) ||
+		    agent_ms_spent(a) - veto_logged >= VETO_LOG_MS) {
+			agent_log(AGENT_INFO,
+				  "promote of %s: try %u refused: %s (%s); retrying while %s", a->res,
+				  attempt, agent_policy_promote_text(p), detail, why);
+			if (p == AGENT_POLICY_PROMOTE_VETO) {
+				snprintf(last_veto, sizeof(last_veto), "%s", detail);
+				veto_logged = agent_ms_spent(a);
+			}
+		}
 		tried = agent_ms_spent(a);
 		for (;;) {
 			agent_sleep_ms(a, PROMOTE_POLL_MS);

@@ -221,6 +221,9 @@ struct agent_policy_score agent_policy_score(const struct agent_policy_view *v,
 		return score_of(AGENT_POLICY_SCORE_DELETE, 0, "no volumes");
 	if (any_disk(v, DISK_ATTACHING) || any_disk(v, DISK_NEGOTIATING))
 		return score_of(AGENT_POLICY_SCORE_KEEP, 0, "a disk is attaching");
+	if (v->no_quorum)
+		return score_of(AGENT_POLICY_SCORE_DELETE, 0,
+				"no quorum (quorum majority): this partition may not promote");
 	if (remove_if_peer_primary && v->role != ROLE_PRIMARY && v->peer == ROLE_PRIMARY &&
 	    all_pdsk_uptodate(v))
 		return score_of(AGENT_POLICY_SCORE_DELETE, 0,
@@ -339,6 +342,8 @@ const char *agent_policy_promote_transient(enum agent_policy_promote p,
 					: NULL;
 	case AGENT_POLICY_PROMOTE_REFUSED:
 		return conn_changing(v->conn) ? "the connection is being torn down" : NULL;
+	case AGENT_POLICY_PROMOTE_VETO:
+		return "tandem-arbiterd vetoes it (the peer may still be Primary)";
 	default:
 		return NULL;
 	}
@@ -369,6 +374,8 @@ const char *agent_policy_promote_text(enum agent_policy_promote p)
 		return "a location constraint forbids promotion on this node";
 	case AGENT_POLICY_PROMOTE_REFUSED:
 		return "tandemd refused";
+	case AGENT_POLICY_PROMOTE_VETO:
+		return "tandem-arbiterd refused the promotion";
 	}
 	return "?";
 }
@@ -401,6 +408,9 @@ const char *agent_policy_promote_hint(enum agent_policy_promote p)
 		return "remove or change that location constraint";
 	case AGENT_POLICY_PROMOTE_REFUSED:
 		return "see tandemd's message and log";
+	case AGENT_POLICY_PROMOTE_VETO:
+		return "the peer's node must be seen Secondary, or fenced, first: check "
+		       "'tandemadm arbiter' and the cluster's fencing (doc/arbiter.md, 6.4)";
 	}
 	return "";
 }

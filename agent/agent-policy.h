@@ -58,6 +58,10 @@ struct agent_policy_view {
 	unsigned int n_vols;
 	bool fence_handler; /* fencing with a fence-peer handler (tandemd runs it) */
 	bool fence_running; /* the fence-peer handler is running now */
+	/* status "quorum" (doc/arbiter.md §6.5): the resource has `quorum
+	 * majority` and this partition is not quorate. false when tandemd
+	 * reports no quorum policy (an older tandemd, or `quorum off`). */
+	bool no_quorum;
 };
 
 /* Every volume's local disk is d. */
@@ -117,7 +121,9 @@ struct agent_policy_score {
 };
 
 /* The promotion score from the data quality (ref/drbd-semantics.md
- * §11.3); a score ≤ 0 is deleted, never set. */
+ * §11.3); a score ≤ 0 is deleted, never set. 0 (deleted) on a node
+ * without quorum under `quorum majority` (no_quorum; doc/arbiter.md
+ * §6.5). */
 struct agent_policy_score agent_policy_score(const struct agent_policy_view *v,
 					     const struct agent_policy_scores *s,
 					     bool remove_if_peer_primary);
@@ -139,6 +145,7 @@ enum agent_policy_promote {
 	AGENT_POLICY_PROMOTE_FENCE_CONSTRAINT,
 	AGENT_POLICY_PROMOTE_CONSTRAINT, /* another -INFINITY location constraint */
 	AGENT_POLICY_PROMOTE_REFUSED,    /* tandemd refused for another reason */
+	AGENT_POLICY_PROMOTE_VETO,       /* tandem-arbiterd refused (doc/arbiter.md §6.4) */
 };
 
 /* Before asking tandemd: the refusals the status already shows. */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "agent-policy.h"
+#include "arbc.h"
 
 #ifndef TANDEM_SBINDIR
 #define TANDEM_SBINDIR "/usr/sbin"
@@ -123,6 +124,13 @@ void ctl_status_free(struct ctl_status *st);
 int ctl_command(const struct agent *a, const char *cmd, bool force, struct ctl_reply *r);
 /* Does a tandemd answer on the control socket? */
 bool ctl_daemon_alive(const struct agent *a);
+/* tandem-arbiterd (RUN_DIR/arbiter.sock, doc/arbiter.md §7), at most
+ * ARBC_TIMEOUT_MS each; without an answer the callers fall back:
+ * the startup timeout class in tandemd's words, or NULL (why says why); */
+const char *ctl_arbiter_wfc(const struct agent *a, char *why, size_t len);
+/* may the resource be promoted here (why: the arbiter's reason, or why
+ * there is no veto)? */
+enum arbc_promote ctl_arbiter_may_promote(const struct agent *a, char *why, size_t len);
 
 /* cluster.c: Pacemaker's command-line tools (no cluster: a warning). */
 void cluster_publish_score(const struct agent *a, const struct agent_policy_score *s);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "arbc.h"
 #include "ctlc.h"
 
 /* The deadline of a request: what the budget leaves, but at least a
@@ -130,6 +131,51 @@ bool ctl_daemon_alive(const struct agent *a)
 	return true;
 }
 
+/* ---------------------------------------------------------------- tandem-arbiterd */
+
+/* One request to tandem-arbiterd (doc/arbiter.md §7), waiting at most
+ * ARBC_TIMEOUT_MS (less if the budget is shorter); *resp for the
+ * arbc_*() readers. */
+static int arbiter_call(const struct agent *a, const char *cmd, json_object **resp)
+{
+	json_object *req = arbc_request(cmd, a->res);
+	long ms = agent_ms_left(a);
+	int rc;
+
+	*resp = NULL;
+	if (!req)
+		return -ENOMEM;
+	if (ms > ARBC_TIMEOUT_MS || ms < 1000)
+		ms = ms < 1000 ? 1000 : ARBC_TIMEOUT_MS;
+	rc = arbc_call(a->run_dir, req, ms, resp);
+	agent_log(AGENT_DEBUG, "tandem-arbiterd <- %s -> %s",
+		  json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
+		  rc < 0 ? ctlc_strerror(rc)
+			 : json_object_to_json_string_ext(*resp, JSON_C_TO_STRING_PLAIN));
+	json_object_put(req);
+	return rc;
+}
+
+const char *ctl_arbiter_wfc(const struct agent *a, char *why, size_t len)
+{
+	json_object *resp;
+	int rc = arbiter_call(a, "wfc", &resp);
+	const char *cls = arbc_wfc_class(rc, resp, why, len);
+
+	json_object_put(resp);
+	return cls;
+}
+
+enum arbc_promote ctl_arbiter_may_promote(const struct agent *a, char *why, size_t len)
+{
+	json_object *resp;
+	int rc = arbiter_call(a, "may-promote", &resp);
+	enum arbc_promote p = arbc_may_promote(rc, resp, why, len);
+
+	json_object_put(resp);
+	return p;
+}
+
 /* tandemd's state names back to the enums (the names come from state.c). */
 static int role_of(const char *s)
 {
@@ -154,7 +200,7 @@ static int conn_of(const char *s)
 /* One resource object of the status answer into st; false if unusable. */
 static bool parse_resource(json_object *r, struct ctl_status *st)
 {
-	json_object *vols, *v;
+	json_object *vols, *v, *q;
 	int role, peer, conn, disk, pdsk;
 	const char *s;
 	size_t i, n;
@@ -200,6 +246,12 @@ static bool parse_resource(json_object *r, struct ctl_status *st)
 		snprintf(st->wfc_class, sizeof(st->wfc_class), "%s", s);
 	if (json_object_object_get_ex(r, "fencing", &v))
 		st->view.fence_running = jbool(v, "running");
+	/* "quorum": {"policy": "off"|"majority", "on_no_quorum": ..., "quorate": B}
+	 * (doc/arbiter.md §6.5); absent: no quorum policy */
+	if (json_object_object_get_ex(r, "quorum", &v) && (s = jstr(v, "policy")) &&
+	    !strcmp(s, "majority") && json_object_object_get_ex(v, "quorate", &q) &&
+	    json_object_is_type(q, json_type_boolean))
+		st->view.no_quorum = !json_object_get_boolean(q);
 	st->config_pending = jbool(r, "config_pending");
 	st->view.presence = AGENT_POLICY_UP;
 	st->view.role = (enum state_role)role;

@@ -86,8 +86,9 @@ static const char meta_data[] =
 	       "How long start waits for the connection to the peer, in seconds\n"
 	       "(drbd.ocf's default is 5 too); 0 waits as long as the start timeout\n"
 	       "allows; \"config\" uses wfc-timeout, degr-wfc-timeout or\n"
-	       "outdated-wfc-timeout of the startup section, as tandemd says which\n"
-	       "applies; \"none\" does not wait. A start that stops waiting still\n"
+	       "outdated-wfc-timeout of the startup section, as tandem-arbiterd\n"
+	       "(else tandemd's metadata flags) says which applies; \"none\" does\n"
+	       "not wait. A start that stops waiting still\n"
 	       "succeeds.")
 	RPARAM("stop_outdates_secondary", "boolean", DEFAULT("false"),
 	       "outdate a disconnected Secondary while another node is promoted",

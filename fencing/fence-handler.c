@@ -344,7 +344,7 @@ void fence_handler_say(const struct fence_handler_opts *o, const char *fmt, ...)
 	fflush(stdout);
 }
 
-long long fence_handler_elapsed(void)
+static long long elapsed_ns(void)
 {
 	static struct timespec t0;
 	struct timespec t;
@@ -352,10 +352,19 @@ long long fence_handler_elapsed(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	if (!t0.tv_sec && !t0.tv_nsec)
 		t0 = t;
+	return (long long)(t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec);
+}
+
+long long fence_handler_elapsed(void)
+{
 	/* whole seconds of real elapsed time: tv_sec alone would count a
 	 * second that has barely begun, and cut --timeout short by up to 1 s */
-	return ((long long)(t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec)) /
-	       1000000000LL;
+	return elapsed_ns() / 1000000000LL;
+}
+
+long long fence_handler_elapsed_ms(void)
+{
+	return elapsed_ns() / 1000000LL;
 }
 
 const char *fence_handler_disk_name(enum fence_disk d)

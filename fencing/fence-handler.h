@@ -46,6 +46,8 @@ void fence_handler_say(const struct fence_handler_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Seconds since the first call (the handler's start). */
 long long fence_handler_elapsed(void);
+/* The same in milliseconds. */
+long long fence_handler_elapsed_ms(void);
 /* Name of a fence_disk, for messages. */
 const char *fence_handler_disk_name(enum fence_disk d);
 

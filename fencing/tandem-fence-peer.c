@@ -1,21 +1,31 @@
 /*
- * tandem-fence-peer: the fence-peer handler (drbd-utils' crm-fence-peer,
- * in C on libcib). Places the location constraint tandem-fence-RES that
- * forbids the Promoted role of the resource's clone on every node but
- * this one, and tells tandemd through its exit code what became of the
- * peer (ref/drbd-semantics.md section 7): 3 peer Inconsistent, 4 peer
+ * tandem-fence-peer: the fence-peer handler (drbd-utils' crm-fence-peer
+ * and dopd's client, in C on libcib). It asks tandem-arbiterd first
+ * (doc/arbiter.md §7): the arbiter may have the peer outdated over
+ * corosync (exit 3, 4, 6: no constraint), or find the peer's node gone
+ * and have the handler place the constraint (4) and, under
+ * resource-and-stonith, fence the node through Pacemaker's fencer (7, or
+ * 5 when not confirmed). Without an answer from the arbiter it takes the
+ * CIB path, as before: it places the location constraint tandem-fence-RES
+ * that forbids the Promoted role of the resource's clone on every node
+ * but this one, and tells tandemd through its exit code what became of
+ * the peer (ref/drbd-semantics.md section 7): 3 peer Inconsistent, 4 peer
  * outdated (reachable, constraint placed), 5 peer unreachable, 7 peer
  * fenced; 1 when nothing could be decided or placed. The decisions are
- * fence-policy.c's; this file gathers their inputs and acts.
+ * fence-policy.c's and arbc.c's; this file gathers their inputs and acts.
  */
 #include "config.h"
 
+#include <crm/common/results.h>
+#include <crm/stonith-ng.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "arbc.h"
+#include "ctlc.h"
 #include "fence-cib.h"
 #include "fence-ctl.h"
 #include "fence-handler.h"
@@ -212,14 +222,12 @@ static int find_clone(struct run *r)
 	return rc;
 }
 
-static int run(struct run *r)
+/* Sign on to the CIB, find the clone, and shape the constraint this
+ * node wants (r->want) and the one there is (r->have). 0, or 1 for the
+ * exit code. */
+static int prepare(struct run *r)
 {
-	struct fence_out out;
-	struct fence_in in;
-	const char *src;
 	char other[FENCE_POLICY_NAME_MAX];
-	bool polled;
-	int rc;
 
 	if (fence_cib_open(r->cib, r->o.prog, r->o.dc_timeout) < 0) {
 		fence_handler_say(&r->o, "%s", fence_cib_error(r->cib));
@@ -246,7 +254,20 @@ static int run(struct run *r)
 	read_have(r);
 	if (r->have_kind != FENCE_HAVE_NONE && !r->o.quiet)
 		describe(r, &r->have, "found");
+	return 0;
+}
 
+/* The CIB path: the peer as Pacemaker sees it decides (fence-policy.c). */
+static int cib_path(struct run *r)
+{
+	struct fence_out out;
+	struct fence_in in;
+	const char *src;
+	bool polled;
+	int rc;
+
+	if ((rc = prepare(r)))
+		return rc;
 	src = fence_handler_local(&r->o, &r->local);
 	polled = false;
 	in = (struct fence_in){
@@ -291,6 +312,128 @@ static int run(struct run *r)
 		break;
 	}
 	return out.exit;
+}
+
+/* ---------------------------------------------------------------- the arbiter */
+
+/* Ask tandem-arbiterd (doc/arbiter.md §7) what to do; arbc.c reads the
+ * answer into *af (a fallback, with the reason, when there is none). */
+static void ask_arbiter(struct run *r, struct arbc_fence *af)
+{
+	int64_t t = arbc_fence_timeout_ms(r->o.timeout, fence_handler_elapsed_ms());
+	json_object *req = arbc_request("fence-peer", r->o.res), *resp = NULL;
+	int rc = -ENOMEM;
+
+	if (req) {
+		json_object_object_add(req, "timeout_ms", json_object_new_int64(t));
+		rc = arbc_call(r->o.run_dir, req, t + ARBC_FENCE_SLACK_MS, &resp);
+	}
+	arbc_fence_decide(rc, resp, af);
+	json_object_put(req);
+	json_object_put(resp);
+	if (af->act == ARBC_FENCE_FALLBACK)
+		fence_handler_say(&r->o, "%s (%s/" CTLC_ARBITER_SOCK_NAME "): taking the CIB path",
+				  af->why, r->o.run_dir);
+	else
+		fence_handler_say(&r->o, "tandem-arbiterd (asked for %lld ms): %s, exit %d%s%s",
+				  (long long)t, arbc_fence_act_name(af->act), af->exit,
+				  af->why[0] ? ": " : "", af->why);
+}
+
+/* Tell the arbiter what this handler did, so that it multicasts FENCED
+ * (doc/arbiter.md §4.6). A failure changes nothing but the log. */
+static void tell_fenced(struct run *r, const char *how)
+{
+	json_object *req = arbc_request("fenced", r->o.res), *resp = NULL, *ok;
+	int rc = -ENOMEM;
+
+	if (req) {
+		json_object_object_add(req, "how", json_object_new_string(how));
+		rc = arbc_call(r->o.run_dir, req, ARBC_TIMEOUT_MS, &resp);
+	}
+	if (rc < 0)
+		fence_handler_say(&r->o, "could not tell tandem-arbiterd (fenced %s): %s", how,
+				  ctlc_strerror(rc));
+	else if (!json_object_object_get_ex(resp, "ok", &ok) || !json_object_get_boolean(ok))
+		fence_handler_say(&r->o, "tandem-arbiterd refused 'fenced %s': %s", how,
+				  json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
+	json_object_put(req);
+	json_object_put(resp);
+}
+
+/* Fence the peer node through Pacemaker's fencer (off), waiting for its
+ * confirmation until --timeout runs out: 7 confirmed, 5 not. */
+static int fence_node(struct run *r, const struct arbc_fence *af)
+{
+	const char *target = r->o.peer[0] ? r->o.peer : af->peer;
+	int t = arbc_stonith_timeout_s(r->o.timeout, fence_handler_elapsed_ms()), rc;
+
+	if (!target[0]) {
+		fence_handler_say(&r->o, "no name of the peer node to fence (no DRBD_PEERS, "
+					 "--peer, or peer in the arbiter's answer)");
+		return 5;
+	}
+	if (!strcmp(target, r->o.me)) {
+		fence_handler_say(&r->o, "refusing to fence this node, %s", target);
+		return 1;
+	}
+	if (af->peer[0] && strcmp(af->peer, target))
+		fence_handler_say(&r->o, "the arbiter's peer %s is %s to Pacemaker (--peer)",
+				  af->peer, target);
+	if (fence_cib_offline(r->cib)) {
+		/* a dry run on a CIB file: there is no fencer to ask */
+		fence_handler_say(&r->o, "CIB_file: no cluster, the fencer is not asked to fence "
+					 "%s: not confirmed",
+				  target);
+		return 5;
+	}
+	fence_handler_say(&r->o, "asking Pacemaker's fencer to turn %s off (waiting %d s)",
+			  target, t);
+	rc = stonith_api_kick(af->peer_id, target, t, true);
+	if (rc != pcmk_ok) {
+		fence_handler_say(&r->o, "the fencer did not confirm that %s is off: %s (%d)",
+				  target, pcmk_strerror(rc), rc);
+		return 5;
+	}
+	fence_handler_say(&r->o, "the fencer confirmed that %s is off", target);
+	tell_fenced(r, "stonith");
+	return 7;
+}
+
+/* The arbiter found the peer's node gone from a quorate partition: the
+ * constraint as the CIB path places it, then (stonith) the fencer. */
+static int arbiter_acts(struct run *r, const struct arbc_fence *af)
+{
+	int rc;
+
+	if ((rc = prepare(r)) || (rc = place(r))) {
+		fence_handler_say(&r->o, "the constraint could not be placed%s",
+				  af->act == ARBC_FENCE_STONITH ? ": not fencing the peer" : "");
+		return rc;
+	}
+	if (af->act == ARBC_FENCE_STONITH)
+		return fence_node(r, af);
+	rc = double_check(r, 4);
+	if (rc == 4)
+		tell_fenced(r, "constraint");
+	return rc;
+}
+
+static int run(struct run *r)
+{
+	struct arbc_fence af;
+
+	ask_arbiter(r, &af);
+	switch (af.act) {
+	case ARBC_FENCE_EXIT:
+		return af.exit;
+	case ARBC_FENCE_CONSTRAINT:
+	case ARBC_FENCE_STONITH:
+		return arbiter_acts(r, &af);
+	case ARBC_FENCE_FALLBACK:
+		break;
+	}
+	return cib_path(r);
 }
 
 /* ---------------------------------------------------------------- --list, --clear */

@@ -57,6 +57,9 @@ int cmd_sb(struct cli *cli, int argc, char **argv);
 /* cmd-fence.c */
 int cmd_fence(struct cli *cli, int argc, char **argv);
 
+/* cmd-arbiter.c */
+int cmd_arbiter(struct cli *cli, int argc, char **argv);
+
 /* cmd-md.c */
 int cmd_md(struct cli *cli, int argc, char **argv);
 

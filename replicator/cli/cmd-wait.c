@@ -1,14 +1,17 @@
 /*
  * cmd-wait: wait-connect and wait-sync, the startup waits of DRBD's init
- * script (ref/drbd-semantics.md §8). tandemd says which timeout class
- * applies (its metadata flags at attach); the timeout comes from the
- * startup section: wfc-timeout, degr-wfc-timeout after a degraded
+ * script (ref/drbd-semantics.md §8). Which timeout class applies is
+ * tandem-arbiterd's answer when it has one (doc/arbiter.md §6.2: the
+ * peer's node gone or fenced, the peer Outdated, or simply not up yet),
+ * else tandemd's (its metadata flags at attach); the timeout comes from
+ * the startup section: wfc-timeout, degr-wfc-timeout after a degraded
  * shutdown, outdated-wfc-timeout when the peer was marked Outdated; 0
  * waits forever. StandAlone ends the wait (split brain, refusal) unless
  * wait-after-sb is set.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -17,7 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arbc.h"
 #include "cli.h"
+#include "ctlc.h"
 
 static const char *field(json_object *o, const char *key)
 {
@@ -42,6 +47,21 @@ static uint64_t timeout_for(const struct conf *c, const struct conf_res *cr, con
 	if (!strcmp(cls, "peer-outdated"))
 		return outd;
 	return wfc;
+}
+
+/* The class tandem-arbiterd answers for res, or NULL (why says why). */
+static const char *arbiter_class(struct cli *cli, const char *res, char *why, size_t len)
+{
+	json_object *req = arbc_request("wfc", res), *resp = NULL;
+	const char *cls;
+	int rc = -ENOMEM;
+
+	if (req)
+		rc = arbc_call(cli_run_dir(cli), req, ARBC_TIMEOUT_MS, &resp);
+	cls = arbc_wfc_class(rc, resp, why, len);
+	json_object_put(req);
+	json_object_put(resp);
+	return cls;
 }
 
 static bool synced(json_object *r)
@@ -124,8 +144,26 @@ int cmd_wait(struct cli *cli, int argc, char **argv)
 			conf_free(c);
 			return rc ? rc : EXIT_EXEC;
 		}
-		if (timeout < 0)
-			timeout = (long)timeout_for(c, cr, field(r, "wfc_class"));
+		if (timeout < 0) {
+			char why[512];
+			const char *cls = arbiter_class(cli, argv[optind], why, sizeof(why));
+			const char *src = "tandem-arbiterd";
+
+			if (!cls) {
+				cls = *field(r, "wfc_class") ? field(r, "wfc_class") : "default";
+				src = "the metadata flags";
+			}
+			timeout = (long)timeout_for(c, cr, cls);
+			if (timeout)
+				fprintf(stderr, "tandemadm %s: %s: %s timeout class (from %s%s%s): "
+						"waiting up to %ld s\n",
+					cli->verb, argv[optind], cls, src, why[0] ? ": " : "", why,
+					timeout);
+			else
+				fprintf(stderr, "tandemadm %s: %s: %s timeout class (from %s%s%s): "
+						"waiting without a limit\n",
+					cli->verb, argv[optind], cls, src, why[0] ? ": " : "", why);
+		}
 		snprintf(conn, sizeof(conn), "%s", field(r, "connection"));
 		if (sync ? synced(r) : connected(conn)) {
 			printf("%s: %s\n", argv[optind], conn);

@@ -77,6 +77,7 @@ static const struct cmd cmds[] = {
 	{"inject-fault", cmd_ctl_fault, "[--volume N] [--meta] read|write|rw|flush|hang|none RES",
 	 "tests: make a backing device fail (TANDEM_FAULT_INJECTION=1)"},
 	{"fence-constraints", cmd_fence, "[--clear]", "fence constraints in the CIB; --clear removes stale ones"},
+	{"arbiter", cmd_arbiter, "[--json]", "tandem-arbiterd's table: nodes, quorum, facts"},
 	{"help", cmd_help, "", "this list"},
 };
 

@@ -153,6 +153,44 @@ static void test_scores(void **state)
 	}
 }
 
+/* quorum majority without quorum (doc/arbiter.md §6.5): the score is 0
+ * (deleted) whatever the data, Primary included; with quorum, or without
+ * a quorum policy, the data decides as above. */
+static void test_scores_no_quorum(void **state)
+{
+	static const struct fact facts[] = {
+		V1(UP, SEC, SEC, CONN_CONNECTED, UTD, UTD),
+		V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN),
+		V1(UP, PRI, UNK, CONN_WFCONNECTION, UTD, DUN),
+		V1(UP, SEC, SEC, CONN_SYNCTARGET, INC, UTD),
+	};
+	struct view_buf b;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < N(facts); i++) {
+		struct agent_policy_view v = *view_of(&facts[i], &b);
+		struct agent_policy_score s;
+
+		s = agent_policy_score(&v, &drbd_scores, false);
+		assert_int_equal(s.op, AGENT_POLICY_SCORE_SET);
+		v.no_quorum = true;
+		s = agent_policy_score(&v, &drbd_scores, false);
+		if (s.op != AGENT_POLICY_SCORE_DELETE || !strstr(s.why, "no quorum"))
+			fail_msg("fact %zu without quorum: op %d (%s), expected deleted", i, s.op,
+				 s.why);
+	}
+	/* attaching: the score is kept, as with quorum */
+	{
+		static const struct fact att = V1(UP, SEC, UNK, CONN_STANDALONE, ATT, DUN);
+		struct agent_policy_view v = *view_of(&att, &b);
+
+		v.no_quorum = true;
+		assert_int_equal(agent_policy_score(&v, &drbd_scores, false).op,
+				 AGENT_POLICY_SCORE_KEEP);
+	}
+}
+
 /* ---------------------------------------------------------------- monitor */
 
 struct monitor_row {
@@ -281,6 +319,10 @@ static const struct transient_row transient_rows[] = {
 	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), true, true, false, NULL},
 	{"other constraint", AGENT_POLICY_PROMOTE_CONSTRAINT,
 	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), false, false, false, NULL},
+	{"arbiter veto: retried within the timeout", AGENT_POLICY_PROMOTE_VETO,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), false, false, false, "tandem-arbiterd"},
+	{"arbiter veto, fail early: still retried", AGENT_POLICY_PROMOTE_VETO,
+	 V1(UP, SEC, UNK, CONN_WFCONNECTION, UTD, DUN), false, false, true, "vetoes"},
 };
 
 static void test_promote_transient(void **state)
@@ -382,6 +424,7 @@ static void test_promote_texts(void **state)
 		{AGENT_POLICY_PROMOTE_FENCE_CONSTRAINT, "fence constraint", "tandem-unfence-peer"},
 		{AGENT_POLICY_PROMOTE_CONSTRAINT, "location constraint", "remove"},
 		{AGENT_POLICY_PROMOTE_REFUSED, "tandemd refused", "tandemd's message"},
+		{AGENT_POLICY_PROMOTE_VETO, "tandem-arbiterd refused", "tandemadm arbiter"},
 	};
 	size_t i;
 
@@ -829,6 +872,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scores),
+		cmocka_unit_test(test_scores_no_quorum),
 		cmocka_unit_test(test_monitor),
 		cmocka_unit_test(test_promote_check),
 		cmocka_unit_test(test_promote_refused),
