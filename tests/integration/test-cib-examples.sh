@@ -170,6 +170,7 @@ agent_missing() {
 	case $1 in
 	ocf:*) p=${1#ocf:}; [ ! -x "/usr/lib/ocf/resource.d/${p%%:*}/${p#*:}" ] ;;
 	stonith:*) [ ! -x "/usr/sbin/${1#stonith:}" ] ;;
+	systemd:*) ! systemctl cat "${1#systemd:}.service" >/dev/null 2>&1 ;;
 	*) return 1 ;;
 	esac
 }
@@ -218,7 +219,7 @@ else
 			{ cat "$tmp/show.out"; fail "crm configure show $(basename "$f"): no clone"; }
 	done
 	echo "ok: crm configure show reads every XML example"
-	for ex_name in promotable two-node; do
+	for ex_name in promotable two-node arbiter-clone; do
 		skeleton "$ex/$ex_name.xml" "$tmp/crm-$ex_name.xml"
 		# Agents that are not installed make crmsh refuse; only those
 		# errors may be overridden (crm -F), anything else fails.
@@ -227,7 +228,7 @@ else
 			sed 's/\x1b\[[0-9;]*m//g' "$tmp/crm.out" | grep 'ERROR' >"$tmp/crm.err" || true
 			[ -s "$tmp/crm.err" ] || { cat "$tmp/crm.out"; fail "crm: $ex_name.crm"; }
 			while read -r line; do
-				a=$(echo "$line" | sed -n 's/^ERROR: \(ocf:[^ ]*\|stonith:[^ ]*\): \(got no meta-data\|no such resource agent\).*/\1/p')
+				a=$(echo "$line" | sed -n 's/^ERROR: \(ocf:[^ ]*\|stonith:[^ ]*\|systemd:[^ ]*\): \(got no meta-data\|no such resource agent\).*/\1/p')
 				[ -n "$a" ] && agent_missing "$a" ||
 					{ cat "$tmp/crm.out"; fail "crm: $ex_name.crm"; }
 			done <"$tmp/crm.err"
@@ -247,7 +248,7 @@ if ! command -v pcs >/dev/null 2>&1; then
 	echo "skip: pcs scripts: pcs is not installed"
 else
 	echo "pcs: $(pcs --version 2>&1 | head -1)"
-	for ex_name in promotable two-node; do
+	for ex_name in promotable two-node arbiter-clone; do
 		skeleton "$ex/$ex_name.xml" "$tmp/pcs-$ex_name.xml"
 		# Each command of the script on the file; --force only where the
 		# agent is not installed here (pcs wants its meta-data).
