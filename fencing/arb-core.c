@@ -11,72 +11,13 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "arb-core.h"
-#include "arb-corosync.h"
-#include "arb-local.h"
-#include "arb-policy.h"
-#include "arb-sock.h"
-#include "arb-table.h"
-#include "arbmsg.h"
+#define TICK_MS 100
+
+#include "arb-core-int.h"
 #include "log.h"
 #include "state.h"
 
-#define TICK_MS 100
-#define PENDING_MAX 32
-#define SINCE_MAX 256
-#define FENCE_TIMEOUT_MS 30000 /* fence-peer's default */
-#define OUTDATE_RETRY_MS 200
-
-/* A fence-peer request of a local handler, waiting for the peer's arbiter. */
-struct fence_req {
-	bool used;
-	uint64_t client;
-	uint64_t req; /* OUTDATE_REQ's id */
-	char res[ARBMSG_NAME_MAX + 1];
-	char peer[ARBMSG_NAME_MAX + 1];
-	uint32_t peer_id;
-	enum arb_policy_ask ask;
-	int answer;
-	int64_t deadline; /* CLOCK_MONOTONIC ms */
-};
-
-/* A peer's OUTDATE_REQ that this node works on: tandemd refuses `outdate`
- * while it still sees the connection, which the peer lost first. */
-struct outdate_job {
-	bool used;
-	uint32_t requester;
-	uint64_t req;
-	char res[ARBMSG_NAME_MAX + 1];
-	int64_t until, next;
-};
-
-/* primary_since's ring: the ring this arbiter was in when it first saw
- * the resource Primary since tandemd's primary_since (§2). */
-struct since {
-	char res[ARBMSG_NAME_MAX + 1];
-	uint32_t s;
-	uint64_t ring;
-};
-
-struct arb_core {
-	qb_loop_t *loop;
-	struct arb_corosync *cs;
-	struct arb_local *local;
-	struct arb_sock *sock;
-	struct arb_table *t;
-	uint32_t self;
-	uint64_t incarnation, seq, next_req;
-	bool joined, failed, quorate, quorum_told;
-	struct fence_req fence[PENDING_MAX];
-	struct outdate_job jobs[PENDING_MAX];
-	struct since since[SINCE_MAX];
-	size_t n_since;
-	qb_loop_timer_handle tick;
-	int64_t bad_logged; /* the last "dropped a message" line */
-	unsigned int bad_quiet;
-};
-
-static int64_t now_ms(void)
+int64_t arb_core_now_ms(void)
 {
 	struct timespec ts;
 
@@ -84,7 +25,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static uint64_t wall_ms(void)
+uint64_t arb_core_wall_ms(void)
 {
 	struct timespec ts;
 
@@ -92,7 +33,7 @@ static uint64_t wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static const char *node_name(const struct arb_core *a, uint32_t id)
+const char *arb_core_node_name(const struct arb_core *a, uint32_t id)
 {
 	const char *n = arb_table_node_name(a->t, id);
 
@@ -101,7 +42,7 @@ static const char *node_name(const struct arb_core *a, uint32_t id)
 
 /* ---------------------------------------------------------------- sending */
 
-static void header(struct arb_core *a, struct arbmsg *m, uint16_t type)
+void arb_core_header(struct arb_core *a, struct arbmsg *m, uint16_t type)
 {
 	memset(m, 0, sizeof(*m));
 	m->type = type;
@@ -109,7 +50,7 @@ static void header(struct arb_core *a, struct arbmsg *m, uint16_t type)
 	m->incarnation = a->incarnation;
 }
 
-static int send_msg(struct arb_core *a, struct arbmsg *m)
+int arb_core_send(struct arb_core *a, struct arbmsg *m)
 {
 	unsigned char buf[ARBMSG_MAX_LEN];
 	size_t len;
@@ -138,7 +79,7 @@ static uint64_t since_ring(struct arb_core *a, const struct arb_local_res *r)
 			}
 			return a->since[i].ring;
 		}
-	if (a->n_since < SINCE_MAX) {
+	if (a->n_since < ARB_SINCE_MAX) {
 		strcpy(a->since[a->n_since].res, r->f.resource);
 		a->since[a->n_since].s = r->primary_since_s;
 		a->since[a->n_since].ring = arb_table_ring_seq(a->t);
@@ -151,12 +92,17 @@ static void send_facts(struct arb_core *a, const struct arb_local_res *r)
 {
 	struct arbmsg m;
 
-	header(a, &m, ARBMSG_FACTS);
+	arb_core_header(a, &m, ARBMSG_FACTS);
 	m.u.facts = r->f;
 	m.u.facts.since_ring = since_ring(a, r);
 	m.u.facts.since_s = m.u.facts.since_ring ? r->primary_since_s : 0;
 	if (a->joined)
-		send_msg(a, &m);
+		arb_core_send(a, &m);
+}
+
+void arb_core_publish(struct arb_core *a, const struct arb_local_res *lr)
+{
+	send_facts(a, lr);
 }
 
 static void each_facts(void *arg, const struct arb_local_res *r)
@@ -168,11 +114,11 @@ static void send_hello(struct arb_core *a)
 {
 	struct arbmsg m;
 
-	header(a, &m, ARBMSG_HELLO);
+	arb_core_header(a, &m, ARBMSG_HELLO);
 	m.u.hello.ring = arb_table_ring_seq(a->t);
 	m.u.hello.token_ms = arb_corosync_token_ms(a->cs);
 	m.u.hello.flags = a->quorate ? ARBMSG_HELLO_QUORATE : 0;
-	if (send_msg(a, &m) == 0)
+	if (arb_core_send(a, &m) == 0)
 		arb_local_each(a->local, each_facts, a);
 }
 
@@ -197,10 +143,10 @@ static void on_local_gone(void *ctx, const char *res)
 	struct arb_core *a = ctx;
 	struct arbmsg m;
 
-	header(a, &m, ARBMSG_GONE);
+	arb_core_header(a, &m, ARBMSG_GONE);
 	snprintf(m.u.gone.resource, sizeof(m.u.gone.resource), "%s", res);
 	if (a->joined)
-		send_msg(a, &m);
+		arb_core_send(a, &m);
 }
 
 static const struct arb_local_ops local_ops = {
@@ -210,7 +156,7 @@ static const struct arb_local_ops local_ops = {
 
 /* ---------------------------------------------------------------- views */
 
-static enum arb_policy_node policy_node(const struct arb_view *v)
+enum arb_policy_node arb_core_policy_node(const struct arb_view *v)
 {
 	switch (v->node) {
 	case ARB_NODE_MEMBER:
@@ -224,7 +170,7 @@ static enum arb_policy_node policy_node(const struct arb_view *v)
 	}
 }
 
-static enum arb_policy_proc policy_proc(const struct arb_view *v)
+enum arb_policy_proc arb_core_policy_proc(const struct arb_view *v)
 {
 	if (v->arbiter_member)
 		return ARB_POLICY_PROC_MEMBER;
@@ -238,7 +184,7 @@ static enum arb_policy_proc policy_proc(const struct arb_view *v)
 	}
 }
 
-static enum arb_policy_rec policy_rec(const struct arb_view *v)
+enum arb_policy_rec arb_core_policy_rec(const struct arb_view *v)
 {
 	return v->record == ARB_RECORD_FRESH   ? ARB_POLICY_REC_FRESH
 	       : v->record == ARB_RECORD_STALE ? ARB_POLICY_REC_STALE
@@ -247,7 +193,7 @@ static enum arb_policy_rec policy_rec(const struct arb_view *v)
 
 /* The local resource res, its peer's id and the view of it. -ENOENT:
  * tandemd does not have res (or it has no peer). */
-static int view_of(struct arb_core *a, const char *res, struct arb_local_res *lr,
+int arb_core_view(struct arb_core *a, const char *res, struct arb_local_res *lr,
 		   uint32_t *peer_id, struct arb_view *v)
 {
 	if (arb_local_get(a->local, res, lr))
@@ -260,10 +206,10 @@ static int view_of(struct arb_core *a, const char *res, struct arb_local_res *lr
 		v->node = ARB_NODE_UNKNOWN;
 		return 0;
 	}
-	return arb_table_view(a->t, res, *peer_id, now_ms(), v);
+	return arb_table_view(a->t, res, *peer_id, arb_core_now_ms(), v);
 }
 
-static json_object *answer(struct arb_core *a, const struct arb_local_res *lr, uint32_t peer_id)
+json_object *arb_core_answer(struct arb_core *a, const struct arb_local_res *lr, uint32_t peer_id)
 {
 	json_object *o = json_object_new_object();
 
@@ -274,250 +220,18 @@ static json_object *answer(struct arb_core *a, const struct arb_local_res *lr, u
 	return o;
 }
 
-/* ---------------------------------------------------------------- fence-peer (§6.1) */
-
-static void fence_decide(struct arb_core *a, struct fence_req *f);
-
-static void fence_reply(struct arb_core *a, struct fence_req *f, const char *action, int exit_code,
-			const char *why, const struct arb_local_res *lr)
-{
-	json_object *o = answer(a, lr, f->peer_id);
-
-	json_object_object_add(o, "action", json_object_new_string(action));
-	if (exit_code >= 0)
-		json_object_object_add(o, "exit", json_object_new_int(exit_code));
-	json_object_object_add(o, "why", json_object_new_string(why));
-	if (exit_code >= 0)
-		log_info("[%s] arbiter: fence-peer %s: %s, exit %d (%s)", f->res, f->peer, action,
-			 exit_code, why);
-	else
-		log_info("[%s] arbiter: fence-peer %s: %s (%s)", f->res, f->peer, action, why);
-	arb_sock_reply(a->sock, f->client, o);
-	f->used = false;
-}
-
-static void send_outdate_req(struct arb_core *a, struct fence_req *f,
-			     const struct arb_local_res *lr)
-{
-	struct arbmsg m;
-	int64_t left = f->deadline - now_ms();
-
-	header(a, &m, ARBMSG_OUTDATE_REQ);
-	f->req = ++a->next_req;
-	m.u.outdate_req.req = f->req;
-	snprintf(m.u.outdate_req.resource, sizeof(m.u.outdate_req.resource), "%s", f->res);
-	m.u.outdate_req.target = f->peer_id;
-	m.u.outdate_req.deadline_ms = left > 0 ? (uint32_t)left : 0;
-	m.u.outdate_req.current = lr->f.current;
-	snprintf(m.u.outdate_req.requester, sizeof(m.u.outdate_req.requester), "%s",
-		 node_name(a, a->self));
-	f->ask = send_msg(a, &m) ? ARB_POLICY_ASK_DEADLINE : ARB_POLICY_ASK_SENT;
-}
-
-static void fence_decide(struct arb_core *a, struct fence_req *f)
-{
-	struct arb_policy_fence_in in = {0};
-	struct arb_policy_fence_out out;
-	struct arb_local_res lr;
-	struct arb_view v;
-	uint32_t id;
-
-	if (view_of(a, f->res, &lr, &id, &v)) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "ok", json_object_new_boolean(true));
-		json_object_object_add(o, "action", json_object_new_string("fallback"));
-		json_object_object_add(o, "why", json_object_new_string(
-							 "tandemd does not have the resource"));
-		arb_sock_reply(a->sock, f->client, o);
-		f->used = false;
-		return;
-	}
-	f->peer_id = id;
-	snprintf(f->peer, sizeof(f->peer), "%s", lr.f.peer);
-	if (f->ask == ARB_POLICY_ASK_SENT && now_ms() >= f->deadline)
-		f->ask = ARB_POLICY_ASK_DEADLINE;
-	in.quorate = v.quorate;
-	in.node = policy_node(&v);
-	in.proc = policy_proc(&v);
-	in.ask = f->ask;
-	in.answer = f->answer;
-	in.fencing = (enum arb_policy_fencing)lr.f.fencing;
-	in.stonith = ARB_POLICY_STONITH_NOT_KICKED;
-	if (arb_policy_fence(&in, &out)) {
-		fence_reply(a, f, "fallback", -1, "bad input to the decision table", &lr);
-		return;
-	}
-	switch (out.action) {
-	case ARB_POLICY_FENCE_FAIL:
-	case ARB_POLICY_FENCE_DONE:
-		fence_reply(a, f, "exit", out.exit, out.why, &lr);
-		break;
-	case ARB_POLICY_FENCE_FALLBACK:
-		fence_reply(a, f, "fallback", -1, out.why, &lr);
-		break;
-	case ARB_POLICY_FENCE_CONSTRAINT:
-		fence_reply(a, f, "constraint", 4, out.why, &lr);
-		break;
-	case ARB_POLICY_FENCE_STONITH:
-		/* the handler places the constraint and asks the fencer */
-		fence_reply(a, f, "stonith", 7, out.why, &lr);
-		break;
-	case ARB_POLICY_FENCE_ASK:
-		log_info("[%s] arbiter: fence-peer: %s", f->res, out.why);
-		send_outdate_req(a, f, &lr);
-		if (f->ask == ARB_POLICY_ASK_DEADLINE)
-			fence_decide(a, f);
-		break;
-	case ARB_POLICY_FENCE_WAIT:
-		break;
-	}
-}
-
-static void req_fence_peer(struct arb_core *a, uint64_t client, const char *res, json_object *req)
-{
-	json_object *jt;
-	int64_t timeout = FENCE_TIMEOUT_MS;
-	size_t i;
-
-	if (json_object_object_get_ex(req, "timeout_ms", &jt))
-		timeout = json_object_get_int64(jt);
-	if (timeout < 100 || timeout > 600000)
-		timeout = FENCE_TIMEOUT_MS;
-	for (i = 0; i < PENDING_MAX && a->fence[i].used; i++)
-		;
-	if (i == PENDING_MAX) {
-		arb_sock_error(a->sock, client, 20, "too many fence-peer requests at once", NULL);
-		return;
-	}
-	memset(&a->fence[i], 0, sizeof(a->fence[i]));
-	a->fence[i].used = true;
-	a->fence[i].client = client;
-	a->fence[i].deadline = now_ms() + timeout;
-	snprintf(a->fence[i].res, sizeof(a->fence[i].res), "%s", res);
-	log_info("[%s] arbiter: fence-peer asked (deadline %" PRId64 " ms)", res, timeout);
-	fence_decide(a, &a->fence[i]);
-}
-
-static void redecide_all(struct arb_core *a)
-{
-	size_t i;
-
-	for (i = 0; i < PENDING_MAX; i++)
-		if (a->fence[i].used)
-			fence_decide(a, &a->fence[i]);
-}
-
-/* ---------------------------------------------------------------- the peer's OUTDATE_REQ */
-
-static void outdate_work(struct arb_core *a, struct outdate_job *j)
-{
-	struct arb_policy_outdate_in in = {0};
-	struct arb_policy_outdate_out out;
-	struct arb_local_res lr;
-	struct arbmsg m;
-	char why[256] = "";
-	uint8_t disk = DISK_DUNKNOWN;
-	int rc;
-
-	if (arb_local_get(a->local, j->res, &lr)) {
-		log_warn("[%s] arbiter: %s asked to outdate it, but tandemd does not have it: "
-			 "no answer (the requester falls back)",
-			 j->res, node_name(a, j->requester));
-		j->used = false;
-		return;
-	}
-	in.role = (enum state_role)lr.f.role;
-	in.disk = (enum state_disk)lr.f.disk;
-	in.run = ARB_POLICY_RUN_NOT_YET;
-	if (arb_policy_outdate(&in, &out) == 0 && out.action == ARB_POLICY_ACK_OUTDATE) {
-		rc = arb_local_outdate(a->local, j->res, &disk, why, sizeof(why));
-		arb_local_get(a->local, j->res, &lr);
-		in.role = (enum state_role)lr.f.role;
-		in.disk = (enum state_disk)disk;
-		if (rc == 0)
-			in.run = ARB_POLICY_RUN_DONE;
-		else if (rc == -EPERM && lr.f.role == ROLE_PRIMARY)
-			in.run = ARB_POLICY_RUN_REFUSED;
-		else if (now_ms() + OUTDATE_RETRY_MS < j->until) {
-			/* still connected here: the link loss reaches this side soon */
-			log_debug("[%s] arbiter: outdate refused (%s): trying again", j->res, why);
-			j->next = now_ms() + OUTDATE_RETRY_MS;
-			return;
-		} else
-			in.run = ARB_POLICY_RUN_FAILED;
-		if (arb_policy_outdate(&in, &out))
-			out.action = ARB_POLICY_ACK_NONE;
-	}
-	j->used = false;
-	log_info("[%s] arbiter: outdate asked by %s: %s%s%s", j->res, node_name(a, j->requester),
-		 out.why, why[0] ? ": " : "", why);
-	if (out.action != ARB_POLICY_ACK_SEND)
-		return;
-	header(a, &m, ARBMSG_OUTDATE_ACK);
-	m.u.outdate_ack.req = j->req;
-	m.u.outdate_ack.requester = j->requester;
-	m.u.outdate_ack.result = (uint8_t)out.result;
-	m.u.outdate_ack.disk = lr.f.disk;
-	snprintf(m.u.outdate_ack.resource, sizeof(m.u.outdate_ack.resource), "%s", j->res);
-	m.u.outdate_ack.current = lr.f.current;
-	send_msg(a, &m);
-}
-
-static void on_outdate_req(struct arb_core *a, const struct arbmsg *m)
-{
-	const struct arbmsg_outdate_req *r = &m->u.outdate_req;
-	size_t i;
-
-	if (r->target != a->self)
-		return;
-	for (i = 0; i < PENDING_MAX && a->jobs[i].used; i++)
-		;
-	if (i == PENDING_MAX) {
-		log_warn("[%s] arbiter: too many outdate requests at once: no answer", r->resource);
-		return;
-	}
-	a->jobs[i].used = true;
-	a->jobs[i].requester = m->nodeid;
-	a->jobs[i].req = r->req;
-	strcpy(a->jobs[i].res, r->resource);
-	/* answer before the requester's deadline, with room for the answer */
-	a->jobs[i].until = now_ms() + (r->deadline_ms > 1000 ? r->deadline_ms - 1000 : 0);
-	a->jobs[i].next = 0;
-	outdate_work(a, &a->jobs[i]);
-}
-
-static void on_outdate_ack(struct arb_core *a, const struct arbmsg *m)
-{
-	const struct arbmsg_outdate_ack *k = &m->u.outdate_ack;
-	size_t i;
-
-	if (k->requester != a->self)
-		return;
-	for (i = 0; i < PENDING_MAX; i++) {
-		struct fence_req *f = &a->fence[i];
-
-		if (f->used && f->req == k->req && f->ask == ARB_POLICY_ASK_SENT &&
-		    m->nodeid == f->peer_id) {
-			f->ask = ARB_POLICY_ASK_ANSWERED;
-			f->answer = k->result;
-			fence_decide(a, f);
-		}
-	}
-}
-
 /* ---------------------------------------------------------------- CPG */
 
 static void log_bad(struct arb_core *a, uint32_t nodeid, const char *err)
 {
-	int64_t now = now_ms();
+	int64_t now = arb_core_now_ms();
 
 	if (now - a->bad_logged < 1000) {
 		a->bad_quiet++;
 		return;
 	}
 	log_warn("arbiter: dropped a message from node %" PRIu32 " (%s): %s%s", nodeid,
-		 node_name(a, nodeid), err, a->bad_quiet ? " (and others, not logged)" : "");
+		 arb_core_node_name(a, nodeid), err, a->bad_quiet ? " (and others, not logged)" : "");
 	a->bad_logged = now;
 	a->bad_quiet = 0;
 }
@@ -537,21 +251,27 @@ static void on_deliver(void *ctx, uint32_t nodeid, uint32_t pid, const void *buf
 	}
 	if (m.clamped)
 		log_bad(a, nodeid, err);
-	rc = arb_table_deliver(a->t, &m, now_ms());
+	rc = arb_table_deliver(a->t, &m, arb_core_now_ms());
 	if (rc) {
 		log_bad(a, nodeid, rc == -EALREADY ? "a replayed sequence number" : strerror(-rc));
 		return;
 	}
 	switch (m.type) {
 	case ARBMSG_OUTDATE_REQ:
-		on_outdate_req(a, &m);
+		arb_fence_outdate_req(a, &m);
 		break;
 	case ARBMSG_OUTDATE_ACK:
-		on_outdate_ack(a, &m);
+		arb_fence_outdate_ack(a, &m);
+		break;
+	case ARBMSG_FACTS:
+		arb_sb_step(a); /* a record a split-brain decision waits for */
+		break;
+	case ARBMSG_SB_VERDICT:
+		arb_sb_delivered(a, &m);
 		break;
 	case ARBMSG_FENCED:
-		log_warn("arbiter: node %s reports node %s %s%s%s", node_name(a, nodeid),
-			 node_name(a, m.u.fenced.node),
+		log_warn("arbiter: node %s reports node %s %s%s%s", arb_core_node_name(a, nodeid),
+			 arb_core_node_name(a, m.u.fenced.node),
 			 m.u.fenced.how == ARBMSG_HOW_STONITH ? "fenced (fencer confirmed)"
 							      : "constrained",
 			 m.u.fenced.resource[0] ? " for " : "", m.u.fenced.resource);
@@ -577,7 +297,7 @@ static void on_ring(void *ctx, uint64_t seq, const uint32_t *nodes, size_t n)
 	if (arb_table_ring(a->t, seq, nodes, n))
 		log_err("arbiter: cannot hold the ring's membership");
 	log_info("arbiter: ring %" PRIu64 ": %zu node%s", seq, n, n == 1 ? "" : "s");
-	redecide_all(a);
+	arb_fence_redecide(a);
 }
 
 static const char *reason_word(enum arb_reason r)
@@ -602,7 +322,7 @@ static void on_group(void *ctx, const struct arb_member *members, size_t n,
 	size_t i;
 
 	for (i = 0; i < n_left; i++)
-		log_warn("arbiter: the arbiter of node %s %s", node_name(a, left[i].nodeid),
+		log_warn("arbiter: the arbiter of node %s %s", arb_core_node_name(a, left[i].nodeid),
 			 reason_word(left[i].reason));
 	if (arb_table_group(a->t, members, n, left, n_left))
 		log_err("arbiter: cannot hold the group's membership");
@@ -610,12 +330,12 @@ static void on_group(void *ctx, const struct arb_member *members, size_t n,
 		in = in || members[i].nodeid == a->self;
 	if (in && !a->joined)
 		log_info("arbiter: joined the group %s as node %" PRIu32 " (%s)",
-			 ARB_COROSYNC_GROUP, a->self, node_name(a, a->self));
+			 ARB_COROSYNC_GROUP, a->self, arb_core_node_name(a, a->self));
 	a->joined = in;
 	/* every change is a barrier: everyone republishes (§4.1) */
 	if (in)
 		send_hello(a);
-	redecide_all(a);
+	arb_fence_redecide(a);
 }
 
 static void on_quorum(void *ctx, bool quorate)
@@ -627,7 +347,7 @@ static void on_quorum(void *ctx, bool quorate)
 	a->quorate = quorate;
 	arb_table_set_quorate(a->t, quorate);
 	a->quorum_told = arb_local_quorum(a->local, quorate) != -ENOTCONN;
-	redecide_all(a);
+	arb_fence_redecide(a);
 }
 
 static void on_lost(void *ctx, const char *why)
@@ -651,11 +371,11 @@ static const struct arb_corosync_ops cs_ops = {
 
 static void req_show(struct arb_core *a, uint64_t client)
 {
-	json_object *o = arb_table_show(a->t, now_ms());
+	json_object *o = arb_table_show(a->t, arb_core_now_ms());
 	struct arb_corosync_votes v;
 
 	json_object_object_add(o, "ok", json_object_new_boolean(true));
-	json_object_object_add(o, "name", json_object_new_string(node_name(a, a->self)));
+	json_object_object_add(o, "name", json_object_new_string(arb_core_node_name(a, a->self)));
 	json_object_object_add(o, "tandemd",
 			       json_object_new_boolean(arb_local_connected(a->local)));
 	if (arb_corosync_votes(a->cs, &v) == 0) {
@@ -682,7 +402,7 @@ static void req_fenced(struct arb_core *a, uint64_t client, const char *res, jso
 	struct arbmsg m;
 	uint32_t id;
 
-	if (view_of(a, res, &lr, &id, &v) || !id) {
+	if (arb_core_view(a, res, &lr, &id, &v) || !id) {
 		arb_sock_error(a->sock, client, 10, "no such resource, or its peer is not a node",
 			       NULL);
 		return;
@@ -692,17 +412,17 @@ static void req_fenced(struct arb_core *a, uint64_t client, const char *res, jso
 			       NULL);
 		return;
 	}
-	header(a, &m, ARBMSG_FENCED);
+	arb_core_header(a, &m, ARBMSG_FENCED);
 	m.u.fenced.node = id;
 	m.u.fenced.how = !strcmp(how, "stonith") ? ARBMSG_HOW_STONITH : ARBMSG_HOW_CONSTRAINT;
-	m.u.fenced.when = wall_ms();
+	m.u.fenced.when = arb_core_wall_ms();
 	if (m.u.fenced.how == ARBMSG_HOW_CONSTRAINT)
 		snprintf(m.u.fenced.resource, sizeof(m.u.fenced.resource), "%s", res);
-	if (send_msg(a, &m)) {
+	if (arb_core_send(a, &m)) {
 		arb_sock_error(a->sock, client, 20, "cannot multicast FENCED", NULL);
 		return;
 	}
-	arb_sock_reply(a->sock, client, answer(a, &lr, id));
+	arb_sock_reply(a->sock, client, arb_core_answer(a, &lr, id));
 }
 
 static void req_wfc(struct arb_core *a, uint64_t client, const char *res)
@@ -715,20 +435,20 @@ static void req_wfc(struct arb_core *a, uint64_t client, const char *res)
 	json_object *o;
 	uint32_t id;
 
-	if (view_of(a, res, &lr, &id, &v)) {
+	if (arb_core_view(a, res, &lr, &id, &v)) {
 		arb_sock_error(a->sock, client, 10, "tandemd does not have this resource", NULL);
 		return;
 	}
-	in.node = policy_node(&v);
+	in.node = arb_core_policy_node(&v);
 	in.fenced = v.fenced;
-	in.rec = policy_rec(&v);
+	in.rec = arb_core_policy_rec(&v);
 	in.disk = (enum state_disk)v.facts.disk;
 	in.up = v.facts.up;
 	if (arb_policy_wfc(&in, &out)) {
 		arb_sock_error(a->sock, client, 20, "bad input to the decision table", NULL);
 		return;
 	}
-	o = answer(a, &lr, id);
+	o = arb_core_answer(a, &lr, id);
 	name = arb_policy_wfc_name(out.wfc);
 	json_object_object_add(o, "class", name ? json_object_new_string(name) : NULL);
 	json_object_object_add(o, "why", json_object_new_string(out.why));
@@ -745,14 +465,14 @@ static void req_may_promote(struct arb_core *a, uint64_t client, const char *res
 	json_object *o;
 	uint32_t id;
 
-	if (view_of(a, res, &lr, &id, &v)) {
+	if (arb_core_view(a, res, &lr, &id, &v)) {
 		arb_sock_error(a->sock, client, 10, "tandemd does not have this resource", NULL);
 		return;
 	}
 	in.peer = lr.f.peer;
 	in.member = v.arbiter_member;
 	in.fenced = v.fenced;
-	in.rec = policy_rec(&v);
+	in.rec = arb_core_policy_rec(&v);
 	in.role = (enum state_role)v.facts.role;
 	if (arb_policy_promote(&in, &out) ||
 	    arb_policy_quorum_promote((enum arb_policy_quorum)lr.f.quorum, a->quorate, false,
@@ -760,7 +480,7 @@ static void req_may_promote(struct arb_core *a, uint64_t client, const char *res
 		arb_sock_error(a->sock, client, 20, "bad input to the decision table", NULL);
 		return;
 	}
-	o = answer(a, &lr, id);
+	o = arb_core_answer(a, &lr, id);
 	if (out.ok && !q.ok) {
 		out.ok = false;
 		snprintf(out.why, sizeof(out.why), "%s", q.why);
@@ -783,13 +503,15 @@ static void on_request(void *ctx, uint64_t client, json_object *req)
 	else if (!res || !res[0] || strlen(res) > ARBMSG_NAME_MAX)
 		arb_sock_error(a->sock, client, 10, "the request has no valid \"res\"", NULL);
 	else if (!strcmp(cmd, "fence-peer"))
-		req_fence_peer(a, client, res, req);
+		arb_fence_request(a, client, res, req);
 	else if (!strcmp(cmd, "fenced"))
 		req_fenced(a, client, res, req);
 	else if (!strcmp(cmd, "wfc"))
 		req_wfc(a, client, res);
 	else if (!strcmp(cmd, "may-promote"))
 		req_may_promote(a, client, res);
+	else if (!strcmp(cmd, "sb-verdict"))
+		arb_sb_request(a, client, res, req);
 	else
 		arb_sock_error(a->sock, client, 10, "unknown command",
 			       "doc/arbiter.md §7 lists the requests");
@@ -801,16 +523,10 @@ static void on_request(void *ctx, uint64_t client, json_object *req)
 static void on_tick(void *data)
 {
 	struct arb_core *a = data;
-	int64_t now = now_ms();
-	size_t i;
+	int64_t now = arb_core_now_ms();
 
-	for (i = 0; i < PENDING_MAX; i++) {
-		if (a->fence[i].used && a->fence[i].ask == ARB_POLICY_ASK_SENT &&
-		    now >= a->fence[i].deadline)
-			fence_decide(a, &a->fence[i]);
-		if (a->jobs[i].used && now >= a->jobs[i].next)
-			outdate_work(a, &a->jobs[i]);
-	}
+	arb_fence_tick(a, now);
+	arb_sb_step(a);
 	qb_loop_timer_add(a->loop, QB_LOOP_MED, TICK_MS * QB_TIME_NS_IN_MSEC, a, on_tick, &a->tick);
 }
 
@@ -825,7 +541,7 @@ int arb_core_new(qb_loop_t *loop, const char *run_dir, struct arb_core **out)
 	a->loop = loop;
 	a->quorate = true; /* until corosync says (CS_TRACK_CURRENT, at once) */
 	if (getrandom(&a->incarnation, sizeof(a->incarnation), 0) != sizeof(a->incarnation))
-		a->incarnation = (uint64_t)wall_ms();
+		a->incarnation = (uint64_t)arb_core_wall_ms();
 	rc = arb_sock_new(loop, run_dir, on_request, a, &a->sock);
 	if (rc) {
 		log_err("arbiter: cannot listen on %s/arbiter.sock: %s%s", run_dir, strerror(-rc),
@@ -853,7 +569,7 @@ int arb_core_new(qb_loop_t *loop, const char *run_dir, struct arb_core **out)
 	arb_corosync_nodelist(a->cs, read_nodelist_one, a);
 	qb_loop_timer_add(loop, QB_LOOP_MED, TICK_MS * QB_TIME_NS_IN_MSEC, a, on_tick, &a->tick);
 	log_info("arbiter: node %" PRIu32 " (%s), token %" PRIu32 " ms, incarnation %016" PRIx64,
-		 a->self, node_name(a, a->self), arb_corosync_token_ms(a->cs), a->incarnation);
+		 a->self, arb_core_node_name(a, a->self), arb_corosync_token_ms(a->cs), a->incarnation);
 	*out = a;
 	return 0;
 }
