@@ -11,6 +11,7 @@
 #include "pktio.h"
 #include "state/state-change.h"
 #include "volume/volume.h"
+#include "uuidcmp.h"
 #include "wire.h"
 
 /* A write of this node waiting for the peer's leg (the transfer log). */
@@ -201,6 +202,18 @@ void verify_stop(struct peer *p);
 
 /* sbsave-run.c */
 int sbsave_run_prepare(struct peer *p, struct peer_vol *pv, bool split_brain, bool target);
+
+/* sb-verdict.c: tandem-arbiterd's one verdict on a split brain. */
+struct sb_verdict {
+	int loser; /* 1 this node, -1 the peer, 0 none: disconnect */
+	char id[64];
+	char why[256];
+};
+/* 0 and *out; a negative errno when there is no verdict (no arbiter, none
+ * in time, a refusal), logged: then the after-sb rules decide locally. */
+int sb_verdict_ask(struct peer *p, const struct uuidcmp_input *in, struct sb_verdict *out);
+/* The handshake's input that yields the verdict (DRBD's manual resolution). */
+void sb_verdict_apply(const struct sb_verdict *v, struct uuidcmp_input *in);
 int sbsave_run_save(struct peer *p, struct peer_vol *pv);
 void sbsave_run_abort(struct peer_vol *pv);
 

@@ -327,6 +327,19 @@ static int decide(struct peer *p, unsigned int vi, struct uuidcmp_decision *d)
 	rc = uuidcmp_handshake(&in, d);
 	if (rc < 0)
 		return rc;
+	/* a split brain, not resolved by hand: one verdict for both nodes (the
+	 * arbiter's records carry the first volume's UUIDs, so volume 0 asks) */
+	if (vi == 0 && d->split_brain && !in.dry_run && !in.self.discard_my_data &&
+	    !in.peer.discard_my_data) {
+		struct sb_verdict sv;
+
+		if (sb_verdict_ask(p, &in, &sv) == 0) {
+			sb_verdict_apply(&sv, &in);
+			rc = uuidcmp_handshake(&in, d);
+			if (rc < 0)
+				return rc;
+		}
+	}
 	log_lines(p, d->outcome == UUIDCMP_DROP ? LOG_ERR : LOG_INFO, d->log);
 	if (d->cmp.fix_self) {
 		pthread_mutex_lock(&v->lock);
