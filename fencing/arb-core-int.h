@@ -77,6 +77,14 @@ struct arb_sb_verdict {
 };
 
 #define ARB_VERDICTS_MAX 16
+#define ARB_NODES_MAX 32
+
+/* When a node left the ring, as this arbiter saw it (wall clock): a
+ * fencing that Pacemaker's fencer records after it counts (§6.4). */
+struct arb_left {
+	uint32_t id;
+	int64_t at_s;
+};
 
 struct arb_core {
 	qb_loop_t *loop;
@@ -95,6 +103,9 @@ struct arb_core {
 	struct arb_sb_ask sb_ask[ARB_PENDING_MAX];
 	struct arb_sb_verdict verdicts[ARB_VERDICTS_MAX]; /* a ring, newest at next_verdict - 1 */
 	size_t next_verdict;
+	uint32_t ring_nodes[ARB_NODES_MAX]; /* the ring's members now */
+	size_t n_ring;
+	struct arb_left left[ARB_NODES_MAX];
 	int64_t bad_logged; /* the last "dropped a message" line */
 	unsigned int bad_quiet;
 };

@@ -13,6 +13,8 @@
 
 #define TICK_MS 100
 
+#include <crm/stonith-ng.h>
+
 #include "arb-core-int.h"
 #include "log.h"
 #include "state.h"
@@ -289,11 +291,54 @@ static void read_nodelist_one(void *arg, uint32_t id, const char *name)
 		log_warn("arbiter: node %" PRIu32 "'s name '%s' cannot be used", id, name);
 }
 
+/* Remember when each node that was in the ring left it. */
+static void note_left(struct arb_core *a, const uint32_t *nodes, size_t n)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < a->n_ring; i++) {
+		bool still = false;
+
+		for (j = 0; j < n && !still; j++)
+			still = nodes[j] == a->ring_nodes[i];
+		if (still)
+			continue;
+		for (k = 0; k < ARB_NODES_MAX; k++)
+			if (a->left[k].id == a->ring_nodes[i] || a->left[k].id == 0) {
+				a->left[k].id = a->ring_nodes[i];
+				a->left[k].at_s = (int64_t)(arb_core_wall_ms() / 1000);
+				break;
+			}
+	}
+	a->n_ring = n < ARB_NODES_MAX ? n : ARB_NODES_MAX;
+	memcpy(a->ring_nodes, nodes, a->n_ring * sizeof(*nodes));
+}
+
+/* Whether Pacemaker's fencer fenced the node since it left the ring (or
+ * at all, if this arbiter never saw it in the ring): the fencing Pacemaker
+ * does on its own, without the handlers, makes it "known fenced" too. */
+static bool fencer_fenced(struct arb_core *a, uint32_t id, const char *name)
+{
+	time_t t = stonith_api_time(id, name, false);
+	int64_t left = 0;
+	size_t k;
+
+	for (k = 0; k < ARB_NODES_MAX; k++)
+		if (a->left[k].id == id)
+			left = a->left[k].at_s;
+	if (t <= 0 || (int64_t)t + 1 < left)
+		return false;
+	log_info("arbiter: Pacemaker's fencer fenced %s at %lld: known fenced", name,
+		 (long long)t);
+	return true;
+}
+
 static void on_ring(void *ctx, uint64_t seq, const uint32_t *nodes, size_t n)
 {
 	struct arb_core *a = ctx;
 
 	arb_corosync_nodelist(a->cs, read_nodelist_one, a);
+	note_left(a, nodes, n);
 	if (arb_table_ring(a->t, seq, nodes, n))
 		log_err("arbiter: cannot hold the ring's membership");
 	log_info("arbiter: ring %" PRIu64 ": %zu node%s", seq, n, n == 1 ? "" : "s");
@@ -474,6 +519,8 @@ static void req_may_promote(struct arb_core *a, uint64_t client, const char *res
 	in.fenced = v.fenced;
 	in.rec = arb_core_policy_rec(&v);
 	in.role = (enum state_role)v.facts.role;
+	if (!in.fenced && !in.member && id && v.node != ARB_NODE_MEMBER)
+		in.fenced = fencer_fenced(a, id, lr.f.peer);
 	if (arb_policy_promote(&in, &out) ||
 	    arb_policy_quorum_promote((enum arb_policy_quorum)lr.f.quorum, a->quorate, false,
 				      &q)) {
