@@ -95,14 +95,22 @@ and the resource "mysql" (protocol C) is brought up and declared in sync.
 Then cib-examples/promotable.xml is loaded: the volume as a promotable clone
 of ocf:tandem:tandem, with a filesystem and an address (stand-ins here) that
 follow the Promoted node, and fencing (fence_tcluster, a "PDU" for these
-nodes).
+nodes). The resource runs as doc/fence-handlers.md recommends:
+"fencing resource-only" with tandem-fence-peer as its fence-peer handler.
 EOF
 t0=$(date +%s)
-tandem_cluster_up "" "" 2>"$tmp/up.err" >/dev/null ||
+tandem_cluster_up "$FENCE_DISK" "$FENCE_HANDLERS" 2>"$tmp/up.err" >/dev/null ||
 	die "the cluster did not come up: $(cat "$tmp/up.err")"
 echo "up, and Pacemaker promoted $P, in $(($(date +%s) - t0)) s"
 mon
 roles
+
+say "tandem-arbiterd on both nodes: one table of facts over corosync"
+echo "(systemd starts it with corosync on a real host: tandem-arbiterd.service)"
+for n in n1 n2; do arbiter_start "$n" || die "tandem-arbiterd did not start on $n"; done
+both_known() { [ "$(arbiter_records "$P" | wc -l)" = 2 ]; }
+retry 20 both_known || die "the arbiters do not share both records"
+run on "$P" tandemadm arbiter
 
 say "A client writes 2048 checksummed 4 KiB blocks through $P's NBD export"
 echo "(nbdsh in $P on /run/tandem/mysql.nbd; each write acknowledged under protocol C is on both disks)"
@@ -110,19 +118,32 @@ t0=$(date +%s)
 client_write "$P" 2048 || die "the client could not write through $P"
 echo "acknowledged: $(client_acked) blocks in $(($(date +%s) - t0)) s"
 
-say "The replication link goes away for a moment: only what changed resyncs"
-run on "$U" tandemadm disconnect mysql
+say "The replication link is cut: the arbiter outdates $U over corosync"
+cat <<'EOF'
+Only the replication link goes down; the corosync ring stays. The Primary's
+tandemd runs fence-peer, which asks its arbiter; the arbiter asks the peer's
+arbiter over CPG, which has its tandemd mark the disk Outdated (DRBD's dopd,
+without heartbeat). The handler exits 4, and no CIB constraint is needed.
+EOF
+tc cut "$P" "$U" repl || die "tcluster cut failed"
+outdated() { [ "$(on "$U" tandemadm dstate mysql)" = Outdated/DUnknown ]; }
+retry 30 outdated || die "$U was not outdated"
 client_write "$P" 512 || die "the client could not write through $P"
-echo "$(client_acked) blocks acknowledged; $P marked the new ones out of sync:"
-run on "$P" tandemadm status --verbose mysql
-run on "$U" tandemadm pause-sync mysql # to look at the progress; DRBD's pause-sync
-run on "$U" tandemadm connect mysql
-paused() { on "$U" tandemadm cstate mysql | grep -q PausedSyncT; }
-retry 20 paused || die "$U did not reconnect"
+echo "$P kept writing: $(client_acked) blocks acknowledged"
+grep -h 'tandem-fence-peer: mysql' "$TC_DIR/nodes/$P/log/tandemd.log" | tail -n 2
+grep -h 'fence-peer \|outdate asked' "$TC_DIR"/nodes/*/log/tandem-arbiterd.log | tail -n 3
 run on "$U" tandemadm status mysql
-run on "$U" tandemadm resume-sync mysql
+if tc exec n1 cibadmin --query --scope constraints | grep -q tandem-fence-mysql; then
+	die "a CIB constraint was placed"
+fi
+echo "CIB constraints against $U: none (cibadmin --query --scope constraints)"
+run on "$P" tandemadm arbiter
+
+say "The link comes back: only what changed resyncs"
+tc uncut "$P" "$U" repl || die "tcluster uncut failed"
+on "$U" tandemadm wait-connect --timeout 30 mysql >/dev/null || die "$U did not reconnect"
 on "$U" tandemadm wait-sync --timeout 60 mysql >/dev/null || die "the resync did not finish"
-on "$U" tandemadm status mysql
+run on "$U" tandemadm status mysql
 grep -h 'resync as SyncTarget' "$TC_DIR"/nodes/*/log/tandemd.log | tail -n 1
 
 before=$(sum "$P") || die "cannot read through $P"
@@ -137,7 +158,8 @@ if ! tc wait -t 60 promoted "$clone" "$U" >/dev/null 2>&1 ||
 	die "$U is not promoted and serving"
 fi
 echo "$U is Primary and its export serves after $((($(date +%s%N) - t0) / 1000000)) ms"
-echo "(pcs 0.11 removed its move constraint once the move was done)"
+echo "(pcs 0.11 removed its move constraint once the move was done; the agent's"
+echo "promote waited until the arbiter no longer saw $P as Primary)"
 mon
 roles
 
@@ -150,8 +172,8 @@ echo "identical: the data survived the failover"
 client_verify "$U" || die "some blocks differ"
 echo "and each of the $(client_acked) blocks matches its own checksum"
 client_write "$U" 256 && echo "$U takes new writes: 256 more blocks acknowledged"
-echo "resyncs in either node's log: $(cat "$TC_DIR"/nodes/*/log/tandemd.log |
-	grep -c 'resync as') (the one after the link came back; a move copies nothing)"
+echo "resyncs (SyncTarget) in either node's log: $(cat "$TC_DIR"/nodes/*/log/tandemd.log |
+	grep -c 'resync as SyncTarget') (the one after the link came back; a move copies nothing)"
 
 say "Done in $(($(date +%s) - t_start)) s: the cluster is torn down now"
 echo "The tests that do this and more: tests/cluster/ (make check-cluster)."
