@@ -69,10 +69,12 @@ client_acked() {
 	fi
 }
 
-# client_write NODE COUNT
+# client_write NODE COUNT [TIMES]: with TIMES, each acknowledgement's
+# CLOCK_REALTIME in ms is appended there too ("SEQ MS"), as the client saw it
 client_write() {
 	cw_node=$1
 	cw_count=$2
+	cw_times=${3:-}
 	# a line cut short by an older writer's death must not swallow our first
 	if [ -s "$CLIENT_LEDGER" ] && [ -n "$(tail -c 1 "$CLIENT_LEDGER")" ]; then
 		echo >>"$CLIENT_LEDGER"
@@ -83,8 +85,9 @@ client_write() {
 		NF == 4 && $1 == "issued" && $2 > m { m = $2 }
 		END { print m + 0 }' "$CLIENT_LEDGER" 2>/dev/null || echo 0) + 1))
 	client_nbdsh "$cw_node" -u "$(client_uri)" -c "
-import hashlib, os, sys
+import hashlib, os, sys, time
 first, count, span = $cw_first, $cw_count, $CLIENT_SPAN
+times = bool('$cw_times')
 nblk = min(span, h.get_size() // 4096)
 flags = nbd.CMD_FLAG_FUA if h.can_fua() else 0
 for seq in range(first, first + count):
@@ -97,9 +100,11 @@ for seq in range(first, first + count):
     os.write(1, b'issued %d %d %s\n' % (seq, off, sha.encode()))
     h.pwrite(buf, off, flags)
     os.write(1, b'%d %d %s\n' % (seq, off, sha.encode()))
+    if times:
+        os.write(3, b'%d %d\n' % (seq, time.time_ns() // 1000000))
 if not flags:
     h.flush()
-" >>"$CLIENT_LEDGER"
+" >>"$CLIENT_LEDGER" 3>>"${cw_times:-/dev/null}"
 	cw_rc=$?
 	cw_n=$(($(client_acked) - cw_before))
 	if [ "$cw_rc" -ne 0 ] || [ "$cw_n" -ne "$cw_count" ]; then
@@ -335,6 +340,27 @@ EOT
 	}
 }
 tu_dstate_is() { [ "$(on "$1" tandemadm dstate "$CLIENT_RES")" = "$2" ]; }
+
+# arbiter_start NODE: tandem-arbiterd in NODE, logging to its
+# /var/log/tandem-arbiterd.log, until its socket is there
+arbiter_start() {
+	on "$1" sh -c "/$sbin/tandem-arbiterd </dev/null \
+		>>/var/log/tandem-arbiterd.log 2>&1 &" &&
+		retry 10 on "$1" test -S /run/tandem/arbiter.sock
+}
+# alog NODE: NODE's arbiter log
+alog() { cat "$TC_DIR/nodes/$1/log/tandem-arbiterd.log" 2>/dev/null; }
+# arbiter_records NODE: in NODE's arbiter, the fresh records of CLIENT_RES
+# whose tandemd has it up, as "node:role:disk" lines
+arbiter_records() {
+	on "$1" tandemadm arbiter --json 2>/dev/null | python3 -c '
+import json, sys
+t = json.load(sys.stdin)
+for r in t.get("records", []):
+    if r["resource"] == sys.argv[1] and r["fresh"] and r["up"]:
+        print("%s:%s:%s" % (r["node"], r["role"], r["disk"]))
+' "$CLIENT_RES"
+}
 
 # on NODE CMD...: CMD in NODE, with tandem's programs on PATH
 on() {
