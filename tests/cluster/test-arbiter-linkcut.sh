@@ -65,6 +65,20 @@ alog "$U" | grep 'outdate' | sed 's/^/# U arbiter: /'
 check "$P's arbiter had $U's arbiter outdate it (exit 4 over CPG)" sh -c \
 	"grep -q 'fence-peer $U: exit, exit 4' '$TC_DIR/nodes/$P/log/tandem-arbiterd.log'"
 check "no CIB constraint was placed" no_constraint
+# log_ms NODE ERE: the epoch ms of NODE's first tandemd log line matching ERE
+# after the cut ("Dec 06 04:38:59.653 tandemd: ...")
+log_ms() {
+	tlog "$1" | grep -- "$2" | while read -r mon day hms rest; do
+		t=$(date -u -d "$mon $day $hms" +%s%3N 2>/dev/null) || continue
+		[ "$t" -ge "$cut_ms" ] && { echo "$t"; break; }
+	done
+}
+t_lost=$(log_ms "$P" 'connection lost\|PingAck did not arrive')
+t_out=$(log_ms "$P" 'fence-peer helper returned 4')
+d() { if [ -n "$1" ] && [ -n "$2" ]; then echo $(($2 - $1)); else echo "?"; fi; }
+echo "# link cut (token $(tc env | sed -n 's/^TC_TOKEN=//p')ms): cut -> link loss seen $(d "$cut_ms" "$t_lost") ms -> peer Outdated (fence-peer exit 4) $(d "$cut_ms" "$t_out") ms; loss seen -> Outdated $(d "$t_lost" "$t_out") ms"
+quick_outdate() { lo=$(d "$t_lost" "$t_out"); [ "$lo" != "?" ] && [ "$lo" -le 2000 ]; }
+check "the peer was Outdated within 2 s of the loss being seen" quick_outdate
 # the longest wait between two acknowledgements from the cut on
 gap=$(awk -v c="$cut_ms" '$2 >= c - 5000 { if (p && $2 - p > g) g = $2 - p; p = $2 }
 	END { print g + 0 }' "$times")

@@ -15,9 +15,12 @@
 # tandemd "role( Secondary -> Primary )", and the first read its export
 # served (a probe in the node that tries every 20 ms); doc/perf-failover.md.
 #
-# Two variants: without a fencing policy (this file), and with
+# Three variants: without a fencing policy (this file), with
 # TANDEM_FENCING=1 (test-failover-fencing.sh) `fencing resource-only` and
-# the handlers of doc/fence-handlers.md.  There the survivor's promote is
+# the handlers of doc/fence-handlers.md, and that with TANDEM_ARBITER=1
+# (test-arbiter-failover.sh): tandem-arbiterd on both nodes, whose
+# promotion veto holds the survivor's promote until Pacemaker's fencer has
+# fenced the dead Primary (doc/arbiter.md §6.4).  There the survivor's promote is
 # first refused (the peer is not known to be outdated), tandemd runs
 # fence-peer, which finds the peer fenced (exit 7), and the agent's retry
 # succeeds: the export must serve within 1.5 s of the fencing's
@@ -40,6 +43,14 @@ if [ -n "${TANDEM_FENCING:-}" ]; then
 else
 	variant="no fencing policy"
 	tandem_cluster_up "" || die "cannot bring the tandem cluster up"
+fi
+if [ -n "${TANDEM_ARBITER:-}" ]; then
+	variant="$variant, arbiter"
+	for n in n1 n2; do
+		arbiter_start "$n" || die "tandem-arbiterd does not start on $n"
+	done
+	arb_both() { [ "$(arbiter_records "$1" | wc -l)" = 2 ]; }
+	retry 30 arb_both "$U" || die "$U's arbiter does not hold both records"
 fi
 pass "the tandem clone runs ($variant), Promoted on $P"
 check "$P is Primary, $U Secondary" \
