@@ -20,7 +20,9 @@
 # the handlers of doc/fence-handlers.md, and that with TANDEM_ARBITER=1
 # (test-arbiter-failover.sh): tandem-arbiterd on both nodes, whose
 # promotion veto holds the survivor's promote until Pacemaker's fencer has
-# fenced the dead Primary (doc/arbiter.md §6.4).  There the survivor's promote is
+# fenced the dead Primary (doc/arbiter.md §6.4), and fence-peer takes the
+# arbiter's answer (the peer left the ring: the constraint, exit 4).
+# With the handlers, the survivor's promote is
 # first refused (the peer is not known to be outdated), tandemd runs
 # fence-peer, which finds the peer fenced (exit 7), and the agent's retry
 # succeeds: the export must serve within 1.5 s of the fencing's
@@ -124,7 +126,19 @@ retried_then_ok() {
 }
 check "the agent's log: each refused try with its reason, then Primary" \
 	retried_then_ok
-if [ -n "${TANDEM_FENCING:-}" ]; then
+if [ -n "${TANDEM_ARBITER:-}" ]; then
+	# doc/arbiter.md §6.1: the peer node left the ring (NODEDOWN) and this
+	# partition is quorate, fencing resource-only: the constraint, exit 4
+	check "fence-peer, through the arbiter, placed the constraint (exit 4) before $U became Primary" \
+		sh -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" -le "$2" ]' - \
+		"$(first_ms 'fence-peer helper returned 4' "$TC_DIR/nodes/$U/log/tandemd.log")" \
+		"$t_primary"
+	grep -h 'arbiter: fence-peer' "$TC_DIR/nodes/$U/log/tandem-arbiterd.log" | sed 's/^/# arbiter: /'
+	check "$U's arbiter answered the constraint action" \
+		grep -q "fence-peer $P: constraint, exit 4" "$TC_DIR/nodes/$U/log/tandem-arbiterd.log"
+	check "tandem-fence-mysql allows the Promoted role on $U only" \
+		[ "$(fence_constraint "$U")" = "$U" ]
+elif [ -n "${TANDEM_FENCING:-}" ]; then
 	check "fence-peer found $P fenced (exit 7) before $U became Primary" \
 		sh -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" -le "$2" ]' - \
 		"$(first_ms 'fence-peer helper returned 7' "$TC_DIR/nodes/$U/log/tandemd.log")" \
