@@ -55,6 +55,13 @@ struct arb_since {
 	uint64_t ring;
 };
 
+/* Whether a local resource was last seen Connected with both disks
+ * UpToDate: unfencing runs when it becomes so (§6.1). */
+struct arb_insync {
+	char res[ARBMSG_NAME_MAX + 1];
+	bool in_sync;
+};
+
 /* A local tandemd's sb-verdict request (§6.3), until a verdict for its
  * pair of current UUIDs is delivered or its deadline passes. */
 struct arb_sb_ask {
@@ -99,6 +106,8 @@ struct arb_core {
 	struct arb_outdate_job jobs[ARB_PENDING_MAX];
 	struct arb_since since[ARB_SINCE_MAX];
 	size_t n_since;
+	struct arb_insync insync[ARB_SINCE_MAX];
+	size_t n_insync;
 	qb_loop_timer_handle tick;
 	struct arb_sb_ask sb_ask[ARB_PENDING_MAX];
 	struct arb_sb_verdict verdicts[ARB_VERDICTS_MAX]; /* a ring, newest at next_verdict - 1 */

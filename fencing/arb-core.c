@@ -8,10 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define TICK_MS 100
+
+extern char **environ;
 
 #include <crm/stonith-ng.h>
 
@@ -126,6 +130,55 @@ static void send_hello(struct arb_core *a)
 
 /* ---------------------------------------------------------------- the local tandemd */
 
+/* Unfencing (§6.1): when a resource with a fencing policy becomes
+ * Connected with both disks UpToDate, tandem-unfence-peer removes the
+ * fence constraint by its id, also one a crashed handler left behind;
+ * it is idempotent, so both nodes may run it. */
+static void unfence_check(struct arb_core *a, const struct arb_local_res *r)
+{
+	bool now = r->f.up && r->f.conn == CONN_CONNECTED && r->f.disk == DISK_UPTODATE &&
+		   r->f.pdsk == DISK_UPTODATE;
+	char *argv[] = {(char *)TANDEM_SBINDIR "/tandem-unfence-peer", (char *)"--resource",
+			(char *)r->f.resource, NULL};
+	struct arb_insync *e = NULL;
+	size_t i;
+	pid_t pid;
+	int rc;
+
+	for (i = 0; i < a->n_insync && !e; i++)
+		if (!strcmp(a->insync[i].res, r->f.resource))
+			e = &a->insync[i];
+	if (!e && a->n_insync < ARB_SINCE_MAX) {
+		e = &a->insync[a->n_insync++];
+		snprintf(e->res, sizeof(e->res), "%s", r->f.resource);
+		e->in_sync = false;
+	}
+	if (!e || now == e->in_sync)
+		return;
+	e->in_sync = now;
+	if (!now || r->f.fencing == 0)
+		return;
+	rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
+	if (rc)
+		log_warn("[%s] arbiter: cannot run %s: %s", r->f.resource, argv[0], strerror(rc));
+	else
+		log_info("[%s] arbiter: both disks UpToDate: %s removes the fence constraint "
+			 "(pid %d)",
+			 r->f.resource, argv[0], (int)pid);
+}
+
+/* The unfence-peer runs that ended. */
+static void reap(void)
+{
+	int st;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			log_warn("arbiter: tandem-unfence-peer (pid %d) failed (status %d)",
+				 (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 static void on_local_facts(void *ctx, const struct arb_local_res *r)
 {
 	struct arb_core *a = ctx;
@@ -138,6 +191,7 @@ static void on_local_facts(void *ctx, const struct arb_local_res *r)
 		 state_role_name(r->f.role), r->f.up ? "up" : "down", state_disk_name(r->f.disk),
 		 state_disk_name(r->f.pdsk), state_conn_name(r->f.conn));
 	send_facts(a, r);
+	unfence_check(a, r);
 }
 
 static void on_local_gone(void *ctx, const char *res)
@@ -573,6 +627,7 @@ static void on_tick(void *data)
 	int64_t now = arb_core_now_ms();
 
 	arb_fence_tick(a, now);
+	reap();
 	arb_sb_step(a);
 	qb_loop_timer_add(a->loop, QB_LOOP_MED, TICK_MS * QB_TIME_NS_IN_MSEC, a, on_tick, &a->tick);
 }

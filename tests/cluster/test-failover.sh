@@ -75,6 +75,8 @@ stall_start "$U"
 client_write "$P" 100000 >/dev/null 2>&1 &
 cpid=$!
 check "the client is writing" client_wait_acked 220
+unfence_runs=$(grep -c 'tandem-unfence-peer removes the fence constraint' \
+	"$TC_DIR/nodes/$U/log/tandem-arbiterd.log" 2>/dev/null)
 t0=$(date +%s%3N)
 tc kill "$P" || die "tcluster kill $P failed"
 wait "$cpid"
@@ -184,6 +186,16 @@ check "$U was the SyncSource" grep -q 'resync as SyncSource' \
 if [ -n "${TANDEM_FENCING:-}" ]; then
 	unfenced() { [ -z "$(fence_constraint "$U")" ]; }
 	check "the resync took tandem-fence-mysql away" retry 30 unfenced
+fi
+if [ -n "${TANDEM_ARBITER:-}" ]; then
+	# the arbiter unfences too, once both disks are UpToDate (idempotent)
+	arb_unfenced() {
+		[ "$(grep -c 'both disks UpToDate: .*tandem-unfence-peer removes the fence constraint' \
+			"$TC_DIR/nodes/$U/log/tandem-arbiterd.log")" -gt "$unfence_runs" ]
+	}
+	check "$U's arbiter ran tandem-unfence-peer once both were UpToDate" retry 10 arb_unfenced
+	check "and it succeeded" not grep -q 'tandem-unfence-peer (pid [0-9]*) failed' \
+		"$TC_DIR/nodes/$U/log/tandem-arbiterd.log"
 fi
 check "every acknowledged write is on $U after the resync" client_verify "$U"
 # The data areas of the two backing files (the metadata is at their end).
