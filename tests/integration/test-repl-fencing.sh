@@ -165,7 +165,7 @@ echo 1 >"$tmp/fence-code"
 cut_link
 wait_fencing a last_result 1 30
 [ "$(fencing a io_frozen)" = true ] || fail "broken handler: I/O not frozen"
-grep -q 'fence-peer helper broken, returned 1' "$tmp/tandemd-a.log" || fail "broken handler not logged"
+grep -q 'fence-peer helper returned 1 (no verdict' "$tmp/tandemd-a.log" || fail "a handler without a verdict not logged"
 write_bg 16384
 frozen_window "broken handler"
 on a resume-io r0 || fail "resume-io"

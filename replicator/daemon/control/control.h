@@ -43,6 +43,8 @@ void quorum_role_changed(struct resource *r, bool forced);
 /* secondary --force on a Primary whose I/O waits for quorum: let it go. */
 void quorum_demoting(struct resource *r);
 void quorum_status(struct resource *r, json_object *o);
+/* The resource has `quorum majority`. */
+bool quorum_majority(const struct resource *r);
 
 /* resource.c */
 int resource_init(struct tandemd *d, struct resource *r, const struct conf_res *cr);

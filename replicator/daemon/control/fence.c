@@ -9,6 +9,7 @@
  *  - resource-and-stonith: the same, but I/O freezes (susp_fen) from the
  *    moment the connection is lost until the handler's verdict outdates
  *    the peer, the connection comes back, or `tandemadm resume-io`.
+ *    Under `options { quorum majority; }` resource-only freezes too.
  *    Writes the peer had not acknowledged are held, not completed.
  *
  * fence-peer's exit code means what it means to DRBD: 3 peer Inconsistent,
@@ -110,6 +111,7 @@ static const char *verdict_text(int code)
 	case 5: return "peer is unreachable, assumed to be dead";
 	case 6: return "peer is primary";
 	case 7: return "peer was stonithed";
+	case 1: return "no verdict: the handler could not fence, e.g. this partition has no quorum";
 	default: return "fence-peer helper broken";
 	}
 }
@@ -173,8 +175,8 @@ static void fence_done(struct resource *r, const char *name, int code, void *arg
 		break;
 	default:
 		log_res(LOG_ERR, r->name,
-			"fence-peer helper broken, returned %d%s", code,
-			stonith && s.susp_fen ? "; I/O stays frozen: make sure the peer cannot "
+			"fence-peer helper returned %d (%s)%s", code, verdict_text(code),
+			s.susp_fen ? "; I/O stays frozen: make sure the peer cannot "
 						"be promoted, then 'tandemadm resume-io' (or fix the "
 						"handler and reconnect)"
 					      : "");
@@ -242,10 +244,18 @@ void fence_conn_lost(struct resource *r)
 	if (f == FENCING_DONT_CARE || s.role != ROLE_PRIMARY || s.conn < CONN_CONNECTED ||
 	    s.pdsk <= DISK_OUTDATED)
 		return;
-	if (f == FENCING_RESOURCE_AND_STONITH) {
+	/* quorum majority: the peer may be on the quorate side of a partition
+	 * that corosync has not reported yet; DRBD 9 loses quorum the moment
+	 * the peer goes. Nothing is acknowledged on this side alone until
+	 * fence-peer's verdict (through the arbiter: the new membership's
+	 * quorum) says the peer cannot take over with stale data. */
+	if (f == FENCING_RESOURCE_AND_STONITH || quorum_majority(r)) {
 		volume_freeze_all(r, VOLUME_FROZEN_FENCING, true);
 		state_change_flag(r, SC_SUSP_FEN, true,
-				  "lost the peer: I/O frozen until fence-peer's verdict");
+				  f == FENCING_RESOURCE_AND_STONITH
+					  ? "lost the peer: I/O frozen until fence-peer's verdict"
+					  : "lost the peer under quorum majority: I/O frozen until "
+					    "fence-peer's verdict");
 	}
 	start_fence(r);
 }

@@ -43,6 +43,11 @@ static struct quorum_conf conf_of(const struct resource *r)
 	return quorum_conf_of(tandemd_conf(r->d), resource_cr(r));
 }
 
+bool quorum_majority(const struct resource *r)
+{
+	return conf_of(r).policy == QUORUM_MAJORITY;
+}
+
 /* Lift the quorum suspension: frozen requests go on. */
 static void unsuspend(struct resource *r, const char *why)
 {
