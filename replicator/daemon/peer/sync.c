@@ -524,6 +524,17 @@ static int start_resync(struct peer *p, unsigned int vi, bool source, bool full)
 		pv->rs_total = bitmap_weight(v->bm);
 		pv->rs_start_ms = peer_now_ms();
 		state_change_repl(v->st, CONN_SYNCSOURCE, "handshake");
+		/* DRBD's sanitize_state: a SyncSource is UpToDate. A node that
+		 * attached Consistent (a crashed or fenced Primary) and won the
+		 * handshake is the source of the data: its disk says so now */
+		pthread_mutex_lock(&v->lock);
+		if (v->md &&
+		    (volume_disk(v) == DISK_CONSISTENT || volume_disk(v) == DISK_OUTDATED)) {
+			state_change_disk(v->st, DISK_UPTODATE, "becoming SyncSource");
+			volume_set_flags(v, MDF_CONSISTENT | MDF_WAS_UP_TO_DATE, 0);
+			volume_sync_sb(v);
+		}
+		volume_unlock(v);
 	} else {
 		rc = expect(p, WIRE_P_SYNC_UUID, (uint16_t)v->vnr, &pkt);
 		if (rc < 0)
