@@ -102,6 +102,13 @@ struct arb_core {
 	uint32_t self;
 	uint64_t incarnation, seq, next_req;
 	bool joined, failed, quorate, quorum_told;
+	/* quorum is only known for the ring of the last quorum notification:
+	 * a node leaving or joining (CPG's NODEDOWN/NODEUP) or a later ring
+	 * makes it unknown until the notification for the new ring comes
+	 * (with a qdevice, after its poll: seconds later) */
+	uint64_t quorum_ring;
+	bool quorum_wait;
+	uint64_t quorum_wait_ring; /* quorum_ring when quorum_wait was set */
 	struct arb_fence_req fence[ARB_PENDING_MAX];
 	struct arb_outdate_job jobs[ARB_PENDING_MAX];
 	struct arb_since since[ARB_SINCE_MAX];
@@ -119,6 +126,8 @@ struct arb_core {
 	unsigned int bad_quiet;
 };
 
+/* Whether quorate is known for the current membership. */
+bool arb_core_quorum_known(const struct arb_core *a);
 int64_t arb_core_now_ms(void);
 uint64_t arb_core_wall_ms(void);
 const char *arb_core_node_name(const struct arb_core *a, uint32_t id);

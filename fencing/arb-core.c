@@ -252,8 +252,13 @@ enum arb_policy_rec arb_core_policy_rec(const struct arb_view *v)
 int arb_core_view(struct arb_core *a, const char *res, struct arb_local_res *lr,
 		   uint32_t *peer_id, struct arb_view *v)
 {
-	if (arb_local_get(a->local, res, lr))
-		return -ENOENT;
+	if (arb_local_get(a->local, res, lr)) {
+		/* tandemd may have the resource since a moment (the agent asks
+		 * right after it started tandemd): ask it now */
+		arb_local_refresh(a->local);
+		if (arb_local_get(a->local, res, lr))
+			return -ENOENT;
+	}
 	*peer_id = 0;
 	arb_table_node_id(a->t, lr->f.peer, peer_id);
 	if (*peer_id == 0) {
@@ -395,7 +400,8 @@ static void on_ring(void *ctx, uint64_t seq, const uint32_t *nodes, size_t n)
 	note_left(a, nodes, n);
 	if (arb_table_ring(a->t, seq, nodes, n))
 		log_err("arbiter: cannot hold the ring's membership");
-	log_info("arbiter: ring %" PRIu64 ": %zu node%s", seq, n, n == 1 ? "" : "s");
+	log_info("arbiter: ring %" PRIu64 ": %zu node%s%s", seq, n, n == 1 ? "" : "s",
+		 arb_core_quorum_known(a) ? "" : " (its quorum not reported yet)");
 	arb_fence_redecide(a);
 }
 
@@ -423,6 +429,15 @@ static void on_group(void *ctx, const struct arb_member *members, size_t n,
 	for (i = 0; i < n_left; i++)
 		log_warn("arbiter: the arbiter of node %s %s", arb_core_node_name(a, left[i].nodeid),
 			 reason_word(left[i].reason));
+	for (i = 0; i < n_left; i++)
+		if (left[i].reason == ARB_REASON_NODEDOWN && !a->quorum_wait &&
+		    a->quorum_ring <= arb_table_ring_seq(a->t)) {
+			/* the ring changes: its quorum comes with its notification */
+			a->quorum_wait = true;
+			a->quorum_wait_ring = a->quorum_ring;
+			log_info("arbiter: a node left the ring: quorum unknown until corosync "
+				 "reports it for the new ring");
+		}
 	if (arb_table_group(a->t, members, n, left, n_left))
 		log_err("arbiter: cannot hold the group's membership");
 	for (i = 0; i < n; i++)
@@ -437,13 +452,26 @@ static void on_group(void *ctx, const struct arb_member *members, size_t n,
 	arb_fence_redecide(a);
 }
 
-static void on_quorum(void *ctx, bool quorate)
+bool arb_core_quorum_known(const struct arb_core *a)
+{
+	return !a->quorum_wait && a->quorum_ring >= arb_table_ring_seq(a->t);
+}
+
+static void on_quorum(void *ctx, bool quorate, uint64_t ring_seq)
 {
 	struct arb_core *a = ctx;
 
 	if (quorate != a->quorate || !a->quorum_told)
-		log_warn("arbiter: this partition is %s", quorate ? "quorate" : "NOT quorate");
+		log_warn("arbiter: this partition is %s (ring %" PRIu64 ")",
+			 quorate ? "quorate" : "NOT quorate", ring_seq);
+	else
+		log_info("arbiter: quorum for ring %" PRIu64 ": %s", ring_seq,
+			 quorate ? "quorate" : "NOT quorate");
 	a->quorate = quorate;
+	if (ring_seq > a->quorum_ring)
+		a->quorum_ring = ring_seq;
+	if (a->quorum_wait && ring_seq > a->quorum_wait_ring)
+		a->quorum_wait = false;
 	arb_table_set_quorate(a->t, quorate);
 	a->quorum_told = arb_local_quorum(a->local, quorate) != -ENOTCONN;
 	arb_fence_redecide(a);
@@ -585,6 +613,11 @@ static void req_may_promote(struct arb_core *a, uint64_t client, const char *res
 	if (out.ok && !q.ok) {
 		out.ok = false;
 		snprintf(out.why, sizeof(out.why), "%s", q.why);
+	}
+	if (out.ok && lr.f.quorum && !arb_core_quorum_known(a)) {
+		out.ok = false;
+		snprintf(out.why, sizeof(out.why),
+			 "the membership changed and corosync has not reported its quorum yet");
 	}
 	json_object_object_add(o, "allow", json_object_new_boolean(out.ok));
 	json_object_object_add(o, "why", json_object_new_string(out.why));

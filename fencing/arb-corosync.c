@@ -171,12 +171,11 @@ static void on_quorum(quorum_handle_t h, uint32_t quorate, uint64_t ring_seq, ui
 	const void *ctx = NULL;
 	struct arb_corosync *c;
 
-	(void)ring_seq;
 	(void)n;
 	(void)view;
 	quorum_context_get(h, &ctx);
 	c = (struct arb_corosync *)ctx;
-	c->ops->quorum(c->ctx, quorate != 0);
+	c->ops->quorum(c->ctx, quorate != 0, ring_seq);
 }
 
 static int32_t on_quorum_fd(int32_t fd, int32_t revents, void *data)

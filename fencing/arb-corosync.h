@@ -36,8 +36,9 @@ struct arb_corosync_ops {
 		      const struct arb_member *left, size_t n_left);
 	/* the ring's node membership changed (CPG totem confchg) */
 	void (*ring)(void *ctx, uint64_t ring_seq, const uint32_t *nodes, size_t n);
-	/* the partition's quorum (libquorum), on every change and once at start */
-	void (*quorum)(void *ctx, bool quorate);
+	/* the partition's quorum (libquorum) and the ring it is for, on every
+	 * membership change and once at start */
+	void (*quorum)(void *ctx, bool quorate, uint64_t ring_seq);
 	/* corosync went away: the arbiter cannot go on (it exits; systemd
 	 * restarts it after corosync) */
 	void (*lost)(void *ctx, const char *why);

@@ -82,6 +82,18 @@ static void fence_decide(struct arb_core *a, struct arb_fence_req *f)
 	snprintf(f->peer, sizeof(f->peer), "%s", lr.f.peer);
 	if (f->ask == ARB_POLICY_ASK_SENT && arb_core_now_ms() >= f->deadline)
 		f->ask = ARB_POLICY_ASK_DEADLINE;
+	if (f->ask != ARB_POLICY_ASK_ANSWERED && !arb_core_quorum_known(a)) {
+		/* a node left the ring and corosync has not yet said whether this
+		 * side keeps quorum (a qdevice answers after its poll): the rows
+		 * of §6.1 need it; wait for it, never decide on the old value */
+		if (arb_core_now_ms() >= f->deadline)
+			fence_reply(a, f, "exit", 1,
+				    "corosync did not report this partition's quorum for the new "
+				    "membership by the deadline: no outdating, no fencing; I/O stays "
+				    "frozen",
+				    &lr);
+		return;
+	}
 	in.quorate = v.quorate;
 	in.node = arb_core_policy_node(&v);
 	in.proc = arb_core_policy_proc(&v);
@@ -256,7 +268,8 @@ void arb_fence_tick(struct arb_core *a, int64_t now)
 	size_t i;
 
 	for (i = 0; i < ARB_PENDING_MAX; i++) {
-		if (a->fence[i].used && a->fence[i].ask == ARB_POLICY_ASK_SENT &&
+		if (a->fence[i].used &&
+		    (a->fence[i].ask == ARB_POLICY_ASK_SENT || !arb_core_quorum_known(a)) &&
 		    now >= a->fence[i].deadline)
 			fence_decide(a, &a->fence[i]);
 		if (a->jobs[i].used && now >= a->jobs[i].next)

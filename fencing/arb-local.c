@@ -16,7 +16,7 @@
 
 #define CALL_MS 2000	/* a request to tandemd */
 #define POLL_MS 2000	/* status without an event */
-#define RETRY_MS 1000	/* reconnecting to tandemd */
+#define RETRY_MS 250	/* reconnecting to tandemd */
 #define MAX_RES 256
 
 struct arb_local {

@@ -5,7 +5,7 @@
  * `status` and turns each resource into its fact record. A record whose
  * facts changed goes to ops->facts; a resource that is no longer there to
  * ops->gone. When tandemd is not running, or stops, every known resource
- * is reported with up = 0 and the follower reconnects every second.
+ * is reported with up = 0 and the follower reconnects every 250 ms.
  *
  * It also carries the arbiter's few requests to tandemd: `outdate` for a
  * peer's OUTDATE_REQ, and the partition's quorum.
