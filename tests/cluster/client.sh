@@ -595,3 +595,88 @@ within_cpu() {
 	*) [ $(($2 - $3)) -le "$1" ] ;;
 	esac
 }
+
+# --- The arbiter, more (issue 18's scenarios) -------------------------------------
+# arbiter_table_is NODE LINE...: NODE's arbiter_records are exactly the
+# lines LINE... ("node:role:disk"), in any order
+arbiter_table_is() {
+	at_n=$1
+	shift
+	[ "$(arbiter_records "$at_n" | sort)" = "$(printf '%s\n' "$@" | sort)" ]
+}
+# arbiter_ask NODE JSON: one request to NODE's tandem-arbiterd on
+# /run/tandem/arbiter.sock (doc/arbiter.md §7: one JSON object a line, as
+# tandemadm arbiter sends "show"); prints the answer's line; fails if
+# nothing answers within 10 s
+arbiter_ask() {
+	on "$1" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect("/run/tandem/arbiter.sock")
+s.sendall(sys.argv[1].encode() + b"\n")
+buf = b""
+while not buf.endswith(b"\n"):
+    d = s.recv(65536)
+    if not d:
+        break
+    buf += d
+if not buf.strip():
+    sys.exit(1)
+sys.stdout.write(buf.decode())
+' "$2"
+}
+# json_get KEY: the value of KEY in the JSON object on stdin (true/false
+# for booleans, "null" for null), or nothing
+json_get() {
+	python3 -c '
+import json, sys
+try:
+    v = json.load(sys.stdin).get(sys.argv[1])
+except ValueError:
+    sys.exit(1)
+print(json.dumps(v) if isinstance(v, (bool, type(None))) else v)
+' "$1"
+}
+# arbiter_record_of NODE WHO KEY: in NODE's arbiter table, the record of
+# CLIENT_RES published by WHO: its KEY (fresh, age_ms, role, ...)
+arbiter_record_of() {
+	on "$1" tandemadm arbiter --json 2>/dev/null | python3 -c '
+import json, sys
+for r in json.load(sys.stdin).get("records", []):
+    if r["resource"] == sys.argv[1] and r["node"] == sys.argv[2]:
+        v = r.get(sys.argv[3])
+        print(json.dumps(v) if isinstance(v, (bool, type(None))) else v)
+' "$CLIENT_RES" "$2" "$3"
+}
+# arbiter_node_of NODE WHO KEY: in NODE's arbiter table, node WHO's KEY
+# (ring, arbiter, left, fenced)
+arbiter_node_of() {
+	on "$1" tandemadm arbiter --json 2>/dev/null | python3 -c '
+import json, sys
+for n in json.load(sys.stdin).get("nodes", []):
+    if n["name"] == sys.argv[1]:
+        v = n.get(sys.argv[2])
+        print(json.dumps(v) if isinstance(v, (bool, type(None))) else v)
+' "$2" "$3"
+}
+# ack_times_between FILE FROM TO: the acknowledgements of a client_write
+# TIMES file ("SEQ MS") strictly between the epoch ms FROM and TO
+ack_times_between() {
+	awk -v a="$2" -v b="$3" '$2 > a && $2 < b' "$1"
+}
+# tlog_ms NODE ERE [AFTER]: the epoch ms of NODE's first tandemd log line
+# matching ERE at or after the epoch ms AFTER (default 0)
+tlog_ms() {
+	tlog "$1" | grep -E -- "$2" | while read -r tm_l; do
+		tm_t=$(log_ms "$tm_l") || continue
+		[ "$tm_t" -ge "${3:-0}" ] && { echo "$tm_t"; break; }
+	done
+}
+# alog_ms NODE ERE [AFTER]: the same in NODE's arbiter log
+alog_ms() {
+	alog "$1" | grep -E -- "$2" | while read -r am_l; do
+		am_t=$(log_ms "$am_l") || continue
+		[ "$am_t" -ge "${3:-0}" ] && { echo "$am_t"; break; }
+	done
+}

@@ -31,9 +31,11 @@ for n in n1 n2; do
 	check "tandem-arbiterd runs on $n" arbiter_start "$n"
 done
 # both records, fresh, in both arbiters' tables: one table for both
+# (arbiter_records sorted, and so what is wanted: n2 may be the Primary)
 both_records() {
 	r=$(arbiter_records "$1" | sort | tr '\n' ' ')
-	[ "$r" = "$P:Primary:UpToDate $U:Secondary:UpToDate " ]
+	[ "$r" = "$(printf '%s\n' "$P:Primary:UpToDate" "$U:Secondary:UpToDate" |
+		sort | tr '\n' ' ')" ]
 }
 check "$P's arbiter holds both nodes' records" retry 30 both_records "$P"
 check "$U's arbiter holds the same records" retry 10 both_records "$U"
@@ -65,16 +67,17 @@ alog "$U" | grep 'outdate' | sed 's/^/# U arbiter: /'
 check "$P's arbiter had $U's arbiter outdate it (exit 4 over CPG)" sh -c \
 	"grep -q 'fence-peer $U: exit, exit 4' '$TC_DIR/nodes/$P/log/tandem-arbiterd.log'"
 check "no CIB constraint was placed" no_constraint
-# log_ms NODE ERE: the epoch ms of NODE's first tandemd log line matching ERE
-# after the cut ("Dec 06 04:38:59.653 tandemd: ...")
-log_ms() {
+# cut_log_ms NODE ERE: the epoch ms of NODE's first tandemd log line
+# matching ERE after the cut ("Dec 06 04:38:59.653 tandemd: ..."); not
+# log_ms, which client.sh's fenced_ms and primary_ms use
+cut_log_ms() {
 	tlog "$1" | grep -- "$2" | while read -r mon day hms rest; do
 		t=$(date -u -d "$mon $day $hms" +%s%3N 2>/dev/null) || continue
 		[ "$t" -ge "$cut_ms" ] && { echo "$t"; break; }
 	done
 }
-t_lost=$(log_ms "$P" 'connection lost\|PingAck did not arrive')
-t_out=$(log_ms "$P" 'fence-peer helper returned 4')
+t_lost=$(cut_log_ms "$P" 'connection lost\|PingAck did not arrive')
+t_out=$(cut_log_ms "$P" 'fence-peer helper returned 4')
 d() { if [ -n "$1" ] && [ -n "$2" ]; then echo $(($2 - $1)); else echo "?"; fi; }
 echo "# link cut (token $(tc env | sed -n 's/^TC_TOKEN=//p')ms): cut -> link loss seen $(d "$cut_ms" "$t_lost") ms -> peer Outdated (fence-peer exit 4) $(d "$cut_ms" "$t_out") ms; loss seen -> Outdated $(d "$t_lost" "$t_out") ms"
 quick_outdate() { lo=$(d "$t_lost" "$t_out"); [ "$lo" != "?" ] && [ "$lo" -le 2000 ]; }
