@@ -52,6 +52,8 @@ struct resource {
 	unsigned int n_vols;
 	struct nbd_srv *nbd; /* while Primary */
 	struct peer *peer;   /* while connecting or connected (peer/) */
+	bool uuid_pending;   /* atomic: the new current UUID of a lost peer waits
+			      * until frozen I/O resumes (DRBD's NEW_CUR_UUID) */
 	char sb_save[4096];  /* the latest split-brain save set ("" if none) */
 	/* fencing (control/fence.c), under st_lock */
 	struct peer_req *held; /* writes unacknowledged when the link went (susp_fen) */

@@ -99,6 +99,7 @@ static void unfreeze(struct resource *r, const char *why)
 	pthread_mutex_lock(&r->st_lock);
 	pthread_cond_broadcast(&r->fence_cond);
 	pthread_mutex_unlock(&r->st_lock);
+	peer_io_resumed(r, !strcmp(why, "connected again"));
 	volume_freeze_all(r, VOLUME_FROZEN_FENCING, false);
 	repl_release_held(r);
 }

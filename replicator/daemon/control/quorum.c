@@ -30,6 +30,7 @@
 #include "log.h"
 #include "quorum.h"
 #include "control/control.h"
+#include "peer/peer.h"
 #include "state/state-change.h"
 #include "volume/volume.h"
 
@@ -52,6 +53,7 @@ bool quorum_majority(const struct resource *r)
 static void unsuspend(struct resource *r, const char *why)
 {
 	state_change_flag(r, SC_SUSP_QUO, false, why);
+	peer_io_resumed(r, false);
 	volume_freeze_all(r, VOLUME_FROZEN_QUORUM, false);
 }
 

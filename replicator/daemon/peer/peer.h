@@ -52,6 +52,10 @@ void peer_mark_missing(struct resource *r, struct volume *v, uint64_t off, uint3
 int peer_trim_wait(struct resource *r, struct volume *v, bool zero, uint64_t off, uint32_t len);
 /* A disk or role changed here: the peer is told. */
 void peer_state_changed(struct resource *r);
+/* I/O frozen at the peer's loss goes on (fencing's verdict, resume-io):
+ * the new current UUID that waited for it is made now; connected: the
+ * peer is back, and none is made (DRBD's NEW_CUR_UUID). Main loop. */
+void peer_io_resumed(struct resource *r, bool connected);
 void peer_renegotiate(struct resource *r);
 void peer_show_sync_state(struct resource *r);
 int peer_skip_initial_sync(struct resource *r);

@@ -34,19 +34,13 @@ static void set_connected_ind(struct resource *r, bool on)
 	}
 }
 
-/*
- * The connection is gone. A Primary with UpToDate data starts a new data
- * generation (its old current UUID becomes the bitmap UUID), so that a
- * later handshake knows which side changed, as DRBD does.
- */
-static void lost_peer(struct resource *r)
+/* A Primary with UpToDate data starts a new data generation (its old
+ * current UUID becomes the bitmap UUID), so that a later handshake knows
+ * which side changed, as DRBD does. */
+static void new_current_uuid(struct resource *r)
 {
-	struct state s = resource_state(r);
 	unsigned int i;
 
-	set_connected_ind(r, false);
-	if (s.role != ROLE_PRIMARY)
-		return;
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		struct gi g;
@@ -66,6 +60,43 @@ static void lost_peer(struct resource *r)
 			log_res(LOG_INFO, r->name, "volume %u: new current UUID %016llX", v->vnr,
 				(unsigned long long)g.uuid[GI_CURRENT]);
 	}
+}
+
+/*
+ * The connection is gone. A Primary starts a new data generation, unless
+ * its I/O is frozen (fencing, quorum): then nothing can change here until
+ * it resumes, and the generation starts then; a node fenced or
+ * reconnected meanwhile keeps the generation it shares with its peer, so
+ * its return is no split brain (DRBD's NEW_CUR_UUID).
+ */
+static void lost_peer(struct resource *r)
+{
+	struct state s = resource_state(r);
+
+	set_connected_ind(r, false);
+	if (s.role != ROLE_PRIMARY)
+		return;
+	if (s.susp_fen || s.susp_quo) {
+		__atomic_store_n(&r->uuid_pending, true, __ATOMIC_RELEASE);
+		log_res(LOG_INFO, r->name,
+			"I/O is frozen: the new current UUID waits until it resumes");
+		return;
+	}
+	new_current_uuid(r);
+}
+
+void peer_io_resumed(struct resource *r, bool connected)
+{
+	struct state s = resource_state(r);
+
+	if (!__atomic_load_n(&r->uuid_pending, __ATOMIC_ACQUIRE))
+		return;
+	connected = connected || s.conn >= CONN_CONNECTED;
+	if (!connected && (s.susp_fen || s.susp_quo))
+		return; /* another reason still holds the I/O */
+	__atomic_store_n(&r->uuid_pending, false, __ATOMIC_RELEASE);
+	if (!connected && s.role == ROLE_PRIMARY)
+		new_current_uuid(r);
 }
 
 /* A resync of v ended (resync.c): the connection state follows. */
