@@ -680,3 +680,20 @@ alog_ms() {
 		[ "$am_t" -ge "${3:-0}" ] && { echo "$am_t"; break; }
 	done
 }
+
+# arbiter_pair NODE PRIMARY SECONDARY: NODE's arbiter holds both fresh
+# records of CLIENT_RES, PRIMARY's as Primary and SECONDARY's as
+# Secondary, both UpToDate (in either order)
+arbiter_pair() {
+	ap_got=$(arbiter_records "$1" | sort | tr '\n' ' ')
+	[ "$ap_got" = "$(printf '%s\n' "$2:Primary:UpToDate" "$3:Secondary:UpToDate" |
+		sort | tr '\n' ' ')" ]
+}
+# disks_same NODE: the data areas of the two nodes' backing files are
+# equal (NODE's tandemd gives the size; the metadata is at their end)
+disks_same() {
+	ds_sect=$(on "$1" tandemadm status --json "$CLIENT_RES" |
+		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
+	[ -n "$ds_sect" ] && cmp -n $((ds_sect * 512)) \
+		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
+}

@@ -208,13 +208,7 @@ check "no $fc left" retry 30 unfenced
 case $NP in "$P") NU=$U ;; *) NU=$P ;; esac
 check "both arbiters hold both records" retry 20 arbiter_table_is "$U" \
 	"$NP:Primary:UpToDate" "$NU:Secondary:UpToDate"
-same_data() {
-	sect=$(on "$P" tandemadm status --json "$CLIENT_RES" |
-		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$sect" ] && cmp -n $((sect * 512)) \
-		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
-}
-check "the two disks hold the same data" same_data
+check "the two disks hold the same data" disks_same "$P"
 check "the cluster settles" tc wait -t 30 settled
 check "no failed action" no_failures "$P"
 

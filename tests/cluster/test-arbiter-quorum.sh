@@ -85,22 +85,10 @@ import json, sys
 t = json.load(sys.stdin)
 sys.exit(0 if eval(sys.argv[1]) else 1)' "$2"
 }
-# both_records NODE PRIMARY SECONDARY: NODE's arbiter holds both fresh records
-both_records() {
-	r=$(arbiter_records "$1" | sort | tr '\n' ' ')
-	[ "$r" = "$(printf '%s\n' "$2:Primary:UpToDate" "$3:Secondary:UpToDate" |
-		sort | tr '\n' ' ')" ]
-}
 # since LINE_COUNT_FILE NODE: NODE's tandemd log after the line count saved
 since() { tlog "$2" | tail -n +"$(($(cat "$1") + 1))"; }
 mark() { tlog "$1" | wc -l >"$tmp/mark.$1"; }
 no_split_brain() { ! grep -qi 'split.brain' "$TC_DIR"/nodes/*/log/tandemd.log; }
-same_data() {
-	sect=$(on "$W" tandemadm status --json "$CLIENT_RES" |
-		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$sect" ] && cmp -n $((sect * 512)) \
-		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
-}
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # log_after_ms NODE ERE FROM: epoch ms of NODE's first tandemd log line
 # matching ERE at or after FROM (epoch ms), or nothing
@@ -144,7 +132,7 @@ heal_and_rejoin() {
 	check "no fence constraint left (after-resync-target)" \
 		retry 30 no_fence_constraint
 	check "every acknowledged block reads back through $W" client_verify "$W"
-	check "the two disks hold the same data" same_data
+	check "the two disks hold the same data" disks_same "$W"
 	check "no split brain after the heal" no_split_brain
 }
 
@@ -152,8 +140,8 @@ heal_and_rejoin() {
 for n in n1 n2; do
 	check "tandem-arbiterd runs on $n" arbiter_start "$n"
 done
-check "$P's arbiter holds both nodes' records" retry 30 both_records "$P" "$P" "$U"
-check "$U's arbiter holds the same records" retry 10 both_records "$U" "$P" "$U"
+check "$P's arbiter holds both nodes' records" retry 30 arbiter_pair "$P" "$P" "$U"
+check "$U's arbiter holds the same records" retry 10 arbiter_pair "$U" "$P" "$U"
 for n in n1 n2; do
 	check "$n's arbiter: quorate, a qdevice registered, no two_node, 3 votes of 3" \
 		retry 10 arb "$n" 't["quorate"] and t["votequorum"]["qdevice"] and not t["votequorum"]["two_node"] and t["votequorum"]["expected_votes"] == 3 and t["votequorum"]["total_votes"] == 3 and t["votequorum"]["quorum"] == 2'
@@ -230,7 +218,7 @@ heal_and_rejoin
 # ===================================================================================
 # B: the Primary on the side without the vote
 echo "# --- B: Primary on $L, the side without qnetd's vote"
-check "$L's arbiter holds both records again" retry 30 both_records "$L" "$W" "$L"
+check "$L's arbiter holds both records again" retry 30 arbiter_pair "$L" "$W" "$L"
 move_promoted "$L" || die "cannot move the Promoted role to $L"
 check "$L Primary, $W Secondary" retry 10 tandem_is "$L" role Primary/Secondary
 check "the client writes 100 blocks through $L's export" client_write "$L" 100

@@ -181,13 +181,7 @@ check "the resync took $fc away" retry 30 unfenced
 # shellcheck disable=SC2086
 check "$P's arbiter sees both UpToDate again" retry 20 arbiter_table_is "$P" $both
 check "every acknowledged block reads back through $P" client_verify "$P"
-same_data() {
-	sect=$(on "$P" tandemadm status --json "$CLIENT_RES" |
-		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$sect" ] && cmp -n $((sect * 512)) \
-		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
-}
-check "the two disks hold the same data" same_data
+check "the two disks hold the same data" disks_same "$P"
 # the window of "nothing was promoted": $U's whole tandemd log, from the
 # bring-up to now, and Pacemaker's promoted instance now
 check "$U's tandemd never became Primary in this test" \

@@ -32,11 +32,7 @@ pass "the tandem clone runs with after-sb policies, Promoted on $P"
 for n in n1 n2; do
 	check "tandem-arbiterd runs on $n" arbiter_start "$n"
 done
-both_records() {
-	r=$(arbiter_records "$1" | sort | tr '\n' ' ')
-	[ "$r" = "$P:Primary:UpToDate $U:Secondary:UpToDate " ]
-}
-check "both arbiters hold both records" retry 30 both_records n1
+check "both arbiters hold both records" retry 30 arbiter_pair n1 "$P" "$U"
 check "the client writes 50 blocks through $P" client_write "$P" 50
 
 check "maintenance mode: Pacemaker leaves the resource alone" \
@@ -97,13 +93,7 @@ on "$U" dd if="$STATE/$CLIENT_RES/$set/image" iflag=skip_bytes,count_bytes \
 	skip="$SB_OFF" count=$((8 * 4096)) status=none >"$tmp/saved"
 check "the save set holds $U's blocks, byte for byte" cmp -s "$tmp/saved" "$tmp/u-data"
 check "every block the client wrote through $P reads back" client_verify "$P"
-same_data() {
-	sect=$(on "$P" tandemadm status --json "$CLIENT_RES" |
-		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$sect" ] && cmp -n $((sect * 512)) \
-		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
-}
-check "the two disks hold the same data" same_data
+check "the two disks hold the same data" disks_same "$P"
 u_gone() {
 	! cmp -s -n $((8 * 4096)) -i "$SB_OFF:0" "$TC_DIR/nodes/$P/disk.img" "$tmp/u-data"
 }

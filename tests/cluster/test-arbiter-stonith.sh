@@ -154,13 +154,7 @@ check "$P's arbiter sees both UpToDate again" retry 20 arbiter_table_is "$P" \
 check "$U's arbiter holds the same records" retry 10 arbiter_table_is "$U" \
 	"$P:Primary:UpToDate" "$U:Secondary:UpToDate"
 check "every acknowledged block reads back through $P" client_verify "$P"
-same_data() {
-	sect=$(on "$P" tandemadm status --json "$CLIENT_RES" |
-		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$sect" ] && cmp -n $((sect * 512)) \
-		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
-}
-check "the two disks hold the same data" same_data
+check "the two disks hold the same data" disks_same "$P"
 check "the cluster settles" tc wait -t 30 settled
 check "no failed action" no_failures "$P"
 
