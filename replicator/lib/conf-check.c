@@ -423,6 +423,19 @@ static void check_quorum(struct conf *c, struct conf_res *r)
 		     "resource %s: on-no-quorum has no effect while quorum is off; add "
 		     "options { quorum majority; } or remove it",
 		     r->name);
+	/* a Primary freezes on the peer's loss until fence-peer's verdict
+	 * (doc/arbiter.md §6.5): without a fencing policy nothing freezes */
+	if (!strcmp(conf_res_text(c, r, CONF_SECT_OPTIONS, "quorum"), "majority") &&
+	    !strcmp(conf_res_text(c, r, CONF_SECT_DISK, "fencing"), "dont-care")) {
+		const struct conf_val *q = eff(c, r, CONF_SECT_OPTIONS, "quorum");
+
+		WARN(c, q ? &q->loc : &r->loc, "quorum",
+		     "resource %s: quorum majority without a fencing policy: a Primary cut off "
+		     "from its peer acknowledges writes alone until corosync reports the lost "
+		     "quorum; set disk { fencing resource-only; } and a fence-peer handler "
+		     "(doc/fence-handlers.md)",
+		     r->name);
+	}
 }
 
 static void (*const res_rules[])(struct conf *, struct conf_res *) = {

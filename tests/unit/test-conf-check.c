@@ -328,11 +328,16 @@ static const struct rule_case cases[] = {
 	 "common { options { on-no-quorum io-error; } }\n" RES(""),
 	 WARN, 1, 20, "no effect while quorum is off"},
 	{"on-no-quorum with quorum majority",
-	 RES("  options { quorum majority; on-no-quorum io-error; }\n"),
+	 RES("  options { quorum majority; on-no-quorum io-error; }\n"
+	     "  disk { fencing resource-only; }\n"),
 	 CLEAN},
 	{"quorum majority from common, on-no-quorum in the resource",
-	 "common { options { quorum majority; } }\n" RES("  options { on-no-quorum suspend-io; }\n"),
+	 "common { options { quorum majority; } disk { fencing resource-and-stonith; } }\n"
+	 RES("  options { on-no-quorum suspend-io; }\n"),
 	 CLEAN},
+	{"quorum majority without a fencing policy",
+	 RES("  options { quorum majority; }\n"),
+	 WARN, 2, 13, "without a fencing policy"},
 	{"quorum with a count", RES("  options { quorum 2; }\n"), ERR, 2, 20, "off, majority"},
 	{"on-no-quorum with a bad value",
 	 RES("  options { on-no-quorum freeze; }\n"),
