@@ -31,14 +31,8 @@ for n in n1 n2; do
 	check "tandem-arbiterd runs on $n" arbiter_start "$n"
 done
 # both records, fresh, in both arbiters' tables: one table for both
-# (arbiter_records sorted, and so what is wanted: n2 may be the Primary)
-both_records() {
-	r=$(arbiter_records "$1" | sort | tr '\n' ' ')
-	[ "$r" = "$(printf '%s\n' "$P:Primary:UpToDate" "$U:Secondary:UpToDate" |
-		sort | tr '\n' ' ')" ]
-}
-check "$P's arbiter holds both nodes' records" retry 30 both_records "$P"
-check "$U's arbiter holds the same records" retry 10 both_records "$U"
+check "$P's arbiter holds both nodes' records" retry 30 arbiter_pair "$P" "$P" "$U"
+check "$U's arbiter holds the same records" retry 10 arbiter_pair "$U" "$P" "$U"
 on "$P" tandemadm arbiter | sed 's/^/# /'
 
 check "the client writes 100 blocks through $P's export" client_write "$P" 100
@@ -94,15 +88,9 @@ check "every acknowledged block reads back through $P" client_verify "$P"
 tc uncut "$P" "$U" repl || die "tcluster uncut $P $U repl failed"
 check "$U is UpToDate/UpToDate again" retry 30 tandem_is "$U" dstate UpToDate/UpToDate
 check "still no CIB constraint" no_constraint
-check "$P's arbiter sees both UpToDate again" retry 10 both_records "$P"
+check "$P's arbiter sees both UpToDate again" retry 10 arbiter_pair "$P" "$P" "$U"
 check "every acknowledged block reads back through $P" client_verify "$P"
-same_data() {
-	sect=$(on "$P" tandemadm status --json "$CLIENT_RES" |
-		sed -n 's/.*"size_sect": *\([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$sect" ] && cmp -n $((sect * 512)) \
-		"$TC_DIR/nodes/n1/disk.img" "$TC_DIR/nodes/n2/disk.img"
-}
-check "the two disks hold the same data" same_data
+check "the two disks hold the same data" disks_same "$P"
 check "no failed actions" tc wait -t 1 nomatch 'Failed (Resource )?Actions'
 
 if [ "$nfail" -gt 0 ]; then
