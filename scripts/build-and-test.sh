@@ -58,7 +58,8 @@ if [ "$rc" -eq 0 ]; then
 fi
 if [ "$rc" -eq 0 ]; then
 	echo "== make distcheck"
-	make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror || rc=$?
+	# -j: its make check runs the tests two at a time, as make check above
+	make -s -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror || rc=$?
 fi
 
 # Print the logs of failed tests, then the summary line.
