@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "arb-policy.h"
+#include "quorum.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -479,50 +480,51 @@ int arb_policy_promote(const struct arb_policy_promote_in *in, struct arb_policy
 
 /* ---------------------------------------------------------------- §6.5 quorum */
 
+/* The rules are tandemd's own (lib/quorum.c): the arbiter only words them. */
 int arb_policy_quorum_promote(enum arb_policy_quorum q, bool quorate, bool force,
 			      struct arb_policy_qpromote_out *out)
 {
+	bool forced;
+	int rc;
+
 	if (!out || (unsigned int)q > ARB_POLICY_QUORUM_MAJORITY)
 		return -EINVAL;
-	out->ok = true;
-	out->forced = false;
-	out->exit = 0;
-	if (q == ARB_POLICY_QUORUM_OFF) {
-		out->why = "quorum off";
-	} else if (quorate) {
-		out->why = "this partition is quorate";
-	} else if (force) {
-		out->forced = true;
-		out->why = "no quorum, promoted anyway: primary --force";
-	} else {
-		out->ok = false;
-		out->exit = ARB_POLICY_EXIT_NO_QUORUM;
-		out->why = "no quorum";
-	}
+	rc = quorum_may_promote(q == ARB_POLICY_QUORUM_MAJORITY ? QUORUM_MAJORITY : QUORUM_OFF,
+				quorate, force, &forced);
+	out->ok = rc == 0;
+	out->forced = forced;
+	out->exit = rc ? ARB_POLICY_EXIT_NO_QUORUM : 0;
+	out->why = rc			       ? "no quorum"
+		   : forced		       ? "no quorum, promoted anyway: primary --force"
+		   : q == ARB_POLICY_QUORUM_OFF ? "quorum off"
+						: "this partition is quorate";
 	return 0;
 }
 
 int arb_policy_quorum_io(enum arb_policy_quorum q, enum arb_policy_onq onq, bool quorate,
 			 enum state_role role, struct arb_policy_io_out *out)
 {
+	struct quorum_conf c;
+
 	if (!out || (unsigned int)q > ARB_POLICY_QUORUM_MAJORITY ||
 	    (unsigned int)onq > ARB_POLICY_ONQ_IO_ERROR || bad_role(role))
 		return -EINVAL;
-	if (q == ARB_POLICY_QUORUM_OFF) {
-		out->io = ARB_POLICY_IO_ON;
-		out->why = "quorum off";
-	} else if (quorate) {
-		out->io = ARB_POLICY_IO_ON;
-		out->why = "this partition is quorate";
-	} else if (role != ROLE_PRIMARY) {
-		out->io = ARB_POLICY_IO_ON;
-		out->why = "no quorum, but not Primary: nothing to do";
-	} else if (onq == ARB_POLICY_ONQ_SUSPEND_IO) {
+	c.policy = q == ARB_POLICY_QUORUM_MAJORITY ? QUORUM_MAJORITY : QUORUM_OFF;
+	c.onq = onq == ARB_POLICY_ONQ_IO_ERROR ? QUORUM_ONQ_IO_ERROR : QUORUM_ONQ_SUSPEND_IO;
+	switch (quorum_io(c, quorate, role, false)) {
+	case QUORUM_IO_SUSPEND:
 		out->io = ARB_POLICY_IO_SUSPEND;
 		out->why = "no quorum: new writes wait for it (on-no-quorum suspend-io)";
-	} else {
+		break;
+	case QUORUM_IO_ERROR:
 		out->io = ARB_POLICY_IO_ERROR;
 		out->why = "no quorum: new writes fail (on-no-quorum io-error)";
+		break;
+	default:
+		out->io = ARB_POLICY_IO_ON;
+		out->why = q == ARB_POLICY_QUORUM_OFF ? "quorum off"
+			   : quorate		      ? "this partition is quorate"
+						      : "no quorum, but not Primary: nothing to do";
 	}
 	return 0;
 }
