@@ -170,24 +170,32 @@ move_promoted() {
 		tc wait -t 30 settled >/dev/null
 }
 
+# cut_while_writing NODE COUNT PART: a writer of COUNT blocks through
+# NODE's export in the background (writer, its acknowledgement times in
+# times), then both networks cut between n1 and n2 (cut_ms): $L loses
+# quorum, $W keeps qnetd's vote
+cut_while_writing() {
+	mark "$W"
+	mark "$L"
+	fences_before=$(tc fence_count "$L")
+	base=$(client_acked)
+	times=$tmp/ack-times.$3
+	client_write "$1" "$2" "$times" &
+	writer=$!
+	check "the writer is under way" client_wait_acked $((base + 150))
+	cut_ms=$(now_ms)
+	tc cut n1 n2 all || die "tcluster cut n1 n2 all failed"
+	check "$L loses quorum (corosync)" tc wait -t 30 inquorate "$L"
+	check "$W keeps quorum (corosync: qnetd's vote)" tc wait -t 5 quorate "$W"
+}
+
 # ===================================================================================
 # A: the Primary on the side with the vote
 echo "# --- A: Primary on $W, the side with qnetd's vote"
 move_promoted "$W" || die "cannot move the Promoted role to $W"
 check "$W Primary, $L Secondary" tandem_is "$W" role Primary/Secondary
 check "the client writes 100 blocks through $W's export" client_write "$W" 100
-mark "$W"
-mark "$L"
-fences_before=$(tc fence_count "$L")
-base=$(client_acked)
-times=$tmp/ack-times.a
-client_write "$W" 800 "$times" &
-writer=$!
-check "the writer is under way" client_wait_acked $((base + 150))
-cut_ms=$(now_ms)
-tc cut n1 n2 all || die "tcluster cut n1 n2 all failed"
-check "$L loses quorum (corosync)" tc wait -t 30 inquorate "$L"
-check "$W keeps quorum (corosync: qnetd's vote)" tc wait -t 5 quorate "$W"
+cut_while_writing "$W" 800 a
 check "$L's tandemd is told: quorum.quorate false" retry 15 st_is "$L" quorate false
 check "$L is a Secondary: no quorum suspension there (susp 0)" no_susp "$L"
 check "$L's arbiter: not quorate" arb "$L" 'not t["quorate"]'
@@ -222,18 +230,7 @@ check "$L's arbiter holds both records again" retry 30 arbiter_pair "$L" "$W" "$
 move_promoted "$L" || die "cannot move the Promoted role to $L"
 check "$L Primary, $W Secondary" retry 10 tandem_is "$L" role Primary/Secondary
 check "the client writes 100 blocks through $L's export" client_write "$L" 100
-mark "$W"
-mark "$L"
-fences_before=$(tc fence_count "$L")
-base=$(client_acked)
-times=$tmp/ack-times.b
-client_write "$L" 2000 "$times" &
-writer=$!
-check "the writer is under way" client_wait_acked $((base + 150))
-cut_ms=$(now_ms)
-tc cut n1 n2 all || die "tcluster cut n1 n2 all failed"
-check "$L loses quorum (corosync)" tc wait -t 30 inquorate "$L"
-check "$W keeps quorum (corosync: qnetd's vote)" tc wait -t 5 quorate "$W"
+cut_while_writing "$L" 2000 b
 check "$L's tandemd suspends I/O: susp & 8 (susp-quorum)" retry 15 susp_quorum "$L"
 check "$L's tandemd: quorum.quorate false" st_is "$L" quorate false
 # The writer's requests wait: from the suspension seen to n2's fencing
