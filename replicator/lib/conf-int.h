@@ -4,12 +4,16 @@
 #ifndef TANDEM_CONF_INT_H
 #define TANDEM_CONF_INT_H
 
+#include <glob.h>
+
 #include "arena.h"
 #include "conf.h"
 
 #define CONF_INCLUDE_DEPTH_MAX 10
 #define CONF_FILE_SIZE_MAX     (16u << 20)
 #define CONF_FILES_MAX         1024
+/* directory entries the includes of one configuration may read (conf-glob.c) */
+#define CONF_GLOB_ENTRIES_MAX  65536
 
 struct conf {
 	struct arena *arena;
@@ -28,6 +32,7 @@ struct conf {
 	unsigned int cap_seen;
 	const char *stack[CONF_INCLUDE_DEPTH_MAX + 2];
 	unsigned int depth;
+	size_t glob_left; /* of CONF_GLOB_ENTRIES_MAX */
 };
 
 /* conf-parse.c: the parser of one file (conf-parse-vol.c: host and volume sections) */
@@ -75,6 +80,11 @@ void conf_parse_vol_floating(struct conf_parser *p, struct conf_res *r,
 
 /* conf-parse.c: loading */
 int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *from);
+
+/* glob(pattern) reading at most *left directory entries, less what it reads:
+ * 0 (globfree() it), -ENOENT (no match), -E2BIG (*left exhausted), -ENOMEM
+ * or -EIO. */
+int conf_glob(const char *pattern, size_t *left, glob_t *out);
 int conf_parse_buf(struct conf *c, const char *name, const char *buf, size_t len);
 void conf_list_append(struct conf_optlist *l, struct conf_val *v);
 

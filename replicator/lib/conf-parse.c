@@ -741,15 +741,23 @@ static void parse_include(struct conf_parser *p, const struct conf_tok *kw)
 	}
 	if (!pattern)
 		return;
-	rc = glob(pattern, 0, NULL, &g); /* unreadable directories match nothing */
-	if (rc == GLOB_NOMATCH) {
+	rc = conf_glob(pattern, &p->c->glob_left, &g); /* unreadable directories match nothing */
+	if (rc == -ENOENT) {
 		if (!strpbrk(w[0].text, "*?["))
 			CONF_ERR(p, &w[0].loc, "include", "cannot read '%s': no such file", pattern);
 		return;
 	}
+	if (rc == -E2BIG) {
+		CONF_ERR(p, &w[0].loc, "include",
+			 "expanding '%s' reads more than the %d directory entries that the "
+			 "includes of a configuration may read; put the wildcards in the file "
+			 "name only, e.g. \"/etc/tandem.d/*.res\"",
+			 pattern, CONF_GLOB_ENTRIES_MAX);
+		return;
+	}
 	if (rc != 0) {
 		CONF_ERR(p, &w[0].loc, "include", "cannot expand '%s': %s", pattern,
-		    rc == GLOB_NOSPACE ? "out of memory" : "read error");
+		    rc == -ENOMEM ? "out of memory" : "read error");
 		return;
 	}
 	if (g.gl_pathc > CONF_FILES_MAX) {

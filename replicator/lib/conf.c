@@ -30,6 +30,7 @@ static int conf_new(const struct conf_load_opts *opts, struct diag *d, struct co
 		return rc;
 	}
 	c->diag = d;
+	c->glob_left = CONF_GLOB_ENTRIES_MAX;
 	c->no_ip_check = opts && opts->no_ip_check;
 	if (opts && opts->hostname)
 		c->hostname = arena_strdup(c->arena, opts->hostname);

@@ -40,6 +40,7 @@ json_flags=$($pkg_config --cflags --libs json-c)
 	"$lib/conf.c" \
 	"$lib/conf-opt.c" \
 	"$lib/conf-lex.c" \
+	"$lib/conf-glob.c" \
 	"$lib/conf-parse.c" \
 	"$lib/conf-parse-vol.c" \
 	"$lib/conf-check.c" \

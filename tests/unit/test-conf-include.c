@@ -1,9 +1,12 @@
 /*
  * test-conf-include: include statements, with files written under a
  * fresh temporary directory: globs relative to the including file,
- * wildcards matching nothing, missing files, cycles and the depth limit.
+ * wildcards matching nothing, missing files, cycles, the depth limit and
+ * the bound on the directory entries one pattern may read.
  */
 #include "unit.h"
+
+#include <fcntl.h>
 
 static void test_include_glob_relative(void **state)
 {
@@ -196,6 +199,62 @@ static void test_include_depth(void **state)
 	unit_release(dir);
 }
 
+/*
+ * Wildcards in directory components walk every directory they name: the
+ * includes of one configuration may read CONF_GLOB_ENTRIES_MAX (65536)
+ * directory entries in all, and the one that passes it is an error, not
+ * minutes of readdir() over the filesystem. 257 directories of 256 files:
+ * one of them is fine, all of them are not, in one pattern or in one
+ * include per directory.
+ */
+static void test_include_glob_bounded(void **state)
+{
+	char *dir = unit_tmpdir();
+	struct unit_conf u;
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	int i, j, fd;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(mkdir(unit_fmt("%s/t", dir), 0755), 0);
+	for (i = 0; i < 257; i++) {
+		snprintf(path, sizeof(path), "%s/t/d%d", dir, i);
+		assert_int_equal(mkdir(path, 0755), 0);
+		for (j = 0; j < 256; j++) {
+			snprintf(path, sizeof(path), "%s/t/d%d/f%d", dir, i, j);
+			fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			assert_true(fd >= 0);
+			close(fd);
+		}
+	}
+	unit_write(dir, "one.conf", "include \"t/d7/*.res\";\n" UNIT_RES(""));
+	unit_load_file(&u, unit_fmt("%s/one.conf", dir));
+	assert_loaded(&u);
+	unit_done(&u);
+
+	unit_write(dir, "all.conf", "include \"t/*/*.res\";\n" UNIT_RES(""));
+	unit_load_file(&u, unit_fmt("%s/all.conf", dir));
+	assert_rejected(&u);
+	assert_error_at(u.d, 1, 9, "65536 directory entries");
+	unit_done(&u);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	for (i = 0; i < 257; i++)
+		fprintf(f, "include \"t/d%d/*.res\";\n", i);
+	fputs(UNIT_RES(""), f);
+	assert_int_equal(fclose(f), 0);
+	unit_write(dir, "each.conf", text);
+	free(text);
+	unit_load_file(&u, unit_fmt("%s/each.conf", dir));
+	assert_rejected(&u);
+	/* 256 directories of 258 entries with their "." and "..", 66048 */
+	assert_error_at(u.d, 255, 9, "65536 directory entries");
+	unit_done(&u);
+	unit_release(dir);
+}
+
 static void test_include_error_positions(void **state)
 {
 	char *dir = unit_tmpdir();
@@ -232,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_include_cycle),
 		cmocka_unit_test(test_include_depth),
 		cmocka_unit_test(test_include_error_positions),
+		cmocka_unit_test(test_include_glob_bounded),
 	};
 
 	return cmocka_run_group_tests_name("conf-include", tests, NULL, unit_teardown);
