@@ -139,3 +139,51 @@ int auth_verify(const char *alg, const void *secret, size_t secret_len, const ui
 	OPENSSL_cleanse(want, sizeof(want));
 	return rc;
 }
+
+/* ---------------------------------------------------------------- version 2 */
+
+static int put_name(uint8_t *out, size_t *at, const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > AUTH_V2_NAME_MAX)
+		return -EINVAL;
+	out[(*at)++] = (uint8_t)n;
+	memcpy(out + *at, name, n);
+	*at += n;
+	return 0;
+}
+
+int auth_v2_message(const struct auth_v2 *a, enum auth_role sender, uint8_t *out,
+		    size_t *outlen)
+{
+	uint8_t m[AUTH_V2_MSG_MAX];
+	const uint8_t *got, *sent;
+	size_t at = 0;
+	int i;
+
+	if (!a || (sender != AUTH_INITIATOR && sender != AUTH_ACCEPTOR) ||
+	    (a->purpose != AUTH_DATA && a->purpose != AUTH_META) || !a->initiator_challenge ||
+	    !a->acceptor_challenge)
+		return -EINVAL;
+	memcpy(m, AUTH_V2_TAG, strlen(AUTH_V2_TAG));
+	at = strlen(AUTH_V2_TAG);
+	m[at++] = (uint8_t)a->purpose;
+	m[at++] = (uint8_t)sender;
+	for (i = 7; i >= 0; i--)
+		m[at++] = (uint8_t)(a->conn_id >> (8 * i));
+	if (put_name(m, &at, a->res) < 0 || put_name(m, &at, a->initiator) < 0 ||
+	    put_name(m, &at, a->acceptor) < 0)
+		return -EINVAL;
+	got = sender == AUTH_INITIATOR ? a->acceptor_challenge : a->initiator_challenge;
+	sent = sender == AUTH_INITIATOR ? a->initiator_challenge : a->acceptor_challenge;
+	memcpy(m + at, got, AUTH_CHALLENGE_LEN);
+	at += AUTH_CHALLENGE_LEN;
+	memcpy(m + at, sent, AUTH_CHALLENGE_LEN);
+	at += AUTH_CHALLENGE_LEN;
+	if (*outlen < at)
+		return -ENOSPC;
+	memcpy(out, m, at);
+	*outlen = at;
+	return 0;
+}

@@ -3,7 +3,9 @@
  * published test vectors (RFC 2202 for MD5 and SHA-1, RFC 4231 for the
  * SHA-2 family), the algorithm names, challenge checks (reflection, short,
  * long, all zero), a full two-sided exchange, and every way a response
- * can be wrong.
+ * can be wrong; version 2's message M (doc/wire-protocol.md §5.4) against
+ * bytes and HMACs computed independently (Python's hmac), and each relay
+ * or reflection that M must defeat.
  */
 #include "unit.h"
 
@@ -342,12 +344,156 @@ static void test_response_buffer(void **state)
 			 0);
 }
 
+/* ---------------------------------------------------------------- version 2 */
+
+static uint8_t ch_i[AUTH_CHALLENGE_LEN], ch_a[AUTH_CHALLENGE_LEN];
+
+static struct auth_v2 v2_base(void)
+{
+	memset(ch_i, 0x11, sizeof(ch_i));
+	memset(ch_a, 0x22, sizeof(ch_a));
+	return (struct auth_v2){.purpose = AUTH_DATA,
+				.conn_id = 0x0102030405060708ull,
+				.res = "r0",
+				.initiator = "alice",
+				.acceptor = "bob",
+				.initiator_challenge = ch_i,
+				.acceptor_challenge = ch_a};
+}
+
+/* HMAC-sha256("secret", M(sender)) as hex. */
+static const char *v2_mac(const struct auth_v2 *a, enum auth_role sender)
+{
+	static char hex[2 * AUTH_RESPONSE_MAX + 1];
+	uint8_t m[AUTH_V2_MSG_MAX], mac[AUTH_RESPONSE_MAX];
+	size_t mlen = sizeof(m), maclen = sizeof(mac), i;
+
+	assert_int_equal(auth_v2_message(a, sender, m, &mlen), 0);
+	assert_int_equal(auth_response("sha256", "secret", 6, m, mlen, mac, &maclen), 0);
+	for (i = 0; i < maclen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+	return hex;
+}
+
+static void test_v2_message(void **state)
+{
+	static const uint8_t head[] = {
+	    't', 'a', 'n', 'd', 'e', 'm', '-', 'a', 'u', 't', 'h', '-', 'v', '2', /* tag */
+	    1, 1,				    /* data socket, sent by the initiator */
+	    1, 2, 3, 4, 5, 6, 7, 8,		    /* conn_id, big-endian */
+	    2, 'r', '0', 5, 'a', 'l', 'i', 'c', 'e', 3, 'b', 'o', 'b'};
+	struct auth_v2 a = v2_base();
+	uint8_t m[AUTH_V2_MSG_MAX];
+	size_t len = sizeof(m);
+	char big[AUTH_V2_NAME_MAX + 2];
+
+	(void)state;
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), 0);
+	assert_int_equal(len, sizeof(head) + 2 * AUTH_CHALLENGE_LEN);
+	assert_memory_equal(m, head, sizeof(head));
+	/* the challenge it received (the acceptor's), then the one it sent */
+	assert_memory_equal(m + sizeof(head), ch_a, AUTH_CHALLENGE_LEN);
+	assert_memory_equal(m + sizeof(head) + AUTH_CHALLENGE_LEN, ch_i, AUTH_CHALLENGE_LEN);
+	len = sizeof(m);
+	assert_int_equal(auth_v2_message(&a, AUTH_ACCEPTOR, m, &len), 0);
+	assert_int_equal(m[15], 2);
+	assert_memory_equal(m + sizeof(head), ch_i, AUTH_CHALLENGE_LEN);
+
+	/* HMACs computed by Python's hmac over the same fields */
+	assert_string_equal(v2_mac(&a, AUTH_INITIATOR),
+			    "bae936a47df1afbdbb79c74404e1d068595e636f08b104903d6d6f127006aa5b");
+	assert_string_equal(v2_mac(&a, AUTH_ACCEPTOR),
+			    "ae71c56cc200923f4d9a70205b7de36f2fe5d17e078f58ea359494f8f4c764d2");
+
+	/* the longest message fits AUTH_V2_MSG_MAX; one byte less does not */
+	memset(big, 'n', sizeof(big));
+	big[AUTH_V2_NAME_MAX] = '\0';
+	a.res = a.initiator = a.acceptor = big;
+	len = sizeof(m);
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), 0);
+	assert_int_equal(len, AUTH_V2_MSG_MAX);
+	len = AUTH_V2_MSG_MAX - 1;
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), -ENOSPC);
+
+	/* refused: a name too long or empty or missing, a bad role or purpose */
+	big[AUTH_V2_NAME_MAX] = 'n';
+	big[AUTH_V2_NAME_MAX + 1] = '\0';
+	len = sizeof(m);
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), -EINVAL);
+	a = v2_base();
+	a.acceptor = "";
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), -EINVAL);
+	a.acceptor = NULL;
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), -EINVAL);
+	a = v2_base();
+	assert_int_equal(auth_v2_message(&a, 3, m, &len), -EINVAL);
+	a.purpose = 0;
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), -EINVAL);
+	a = v2_base();
+	a.initiator_challenge = NULL;
+	assert_int_equal(auth_v2_message(&a, AUTH_INITIATOR, m, &len), -EINVAL);
+}
+
+/*
+ * Each attack of doc/wire-protocol.md §5.4 as a change of one field: the
+ * response an attacker can obtain (the real node's, computed over M as the
+ * real node saw it) must not verify where the attacker wants to use it.
+ */
+static void test_v2_relays(void **state)
+{
+	const struct auth_v2 base = v2_base();
+	struct auth_v2 a;
+	char want[2 * AUTH_RESPONSE_MAX + 1];
+	uint8_t other[AUTH_CHALLENGE_LEN];
+
+	(void)state;
+	snprintf(want, sizeof(want), "%s", v2_mac(&base, AUTH_INITIATOR));
+	/* reflection: the acceptor's own response, as if it were the initiator's */
+	assert_string_not_equal(v2_mac(&base, AUTH_ACCEPTOR), want);
+	/* swapped challenges with the same role */
+	a = base;
+	a.initiator_challenge = ch_a;
+	a.acceptor_challenge = ch_i;
+	assert_string_not_equal(v2_mac(&a, AUTH_ACCEPTOR), want);
+	/* another resource sharing the secret */
+	a = base;
+	a.res = "r1";
+	assert_string_not_equal(v2_mac(&a, AUTH_INITIATOR), want);
+	/* the other socket of the same attempt */
+	a = base;
+	a.purpose = AUTH_META;
+	assert_string_not_equal(v2_mac(&a, AUTH_INITIATOR), want);
+	/* another attempt */
+	a = base;
+	a.conn_id++;
+	assert_string_not_equal(v2_mac(&a, AUTH_INITIATOR), want);
+	/* the names swapped (the other direction) */
+	a = base;
+	a.initiator = "bob";
+	a.acceptor = "alice";
+	assert_string_not_equal(v2_mac(&a, AUTH_INITIATOR), want);
+	/* a name boundary moved: "r0"+"alice" against "r0a"+"lice" */
+	a = base;
+	a.res = "r0a";
+	a.initiator = "lice";
+	assert_string_not_equal(v2_mac(&a, AUTH_INITIATOR), want);
+	/* replay: the verifier's fresh challenge differs */
+	memset(other, 0x33, sizeof(other));
+	a = base;
+	a.acceptor_challenge = other;
+	assert_string_not_equal(v2_mac(&a, AUTH_INITIATOR), want);
+	/* and nothing else changes it: same inputs, same response */
+	a = base;
+	assert_string_equal(v2_mac(&a, AUTH_INITIATOR), want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_vectors),    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_challenge),  cmocka_unit_test(test_exchange),
 	    cmocka_unit_test(test_reflection), cmocka_unit_test(test_response_buffer),
+	    cmocka_unit_test(test_v2_message), cmocka_unit_test(test_v2_relays),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, unit_teardown);
