@@ -55,7 +55,7 @@ static const struct wire_field f_hello[] = {
 	NUM(struct wire_hello, proto_min, 1, UINT16_MAX),
 	NUM(struct wire_hello, proto_max, 1, UINT16_MAX),
 	SET(struct wire_hello, stream, BIT(WIRE_STREAM_DATA) | BIT(WIRE_STREAM_META)),
-	FLAGS(struct wire_hello, flags, WIRE_HELLO_AUTH | WIRE_HELLO_DUPLICATE),
+	FLAGS(struct wire_hello, flags, WIRE_HELLO_AUTH | WIRE_HELLO_DUPLICATE | WIRE_HELLO_AUTH_V2),
 	ZERO(2),
 	NUM(struct wire_hello, features, 0, UINT64_MAX),
 	NUM(struct wire_hello, conn_id, 0, UINT64_MAX),
@@ -532,12 +532,19 @@ int wire_negotiate(const struct wire_hello *own, const struct wire_hello *peer,
 				       "none configured"
 				     : "peer requires authentication (cram-hmac-alg), we have "
 				       "none configured");
+	if ((own->flags & WIRE_HELLO_AUTH) && ((own->flags ^ peer->flags) & WIRE_HELLO_AUTH_V2))
+		return wire_fail(&w, -EACCES,
+				 "peer authenticates with cram-hmac-version %d, we with %d; "
+				 "configure the same on both nodes",
+				 peer->flags & WIRE_HELLO_AUTH_V2 ? 2 : 1,
+				 own->flags & WIRE_HELLO_AUTH_V2 ? 2 : 1);
 	if (peer->flags & WIRE_HELLO_DUPLICATE)
 		return wire_fail(&w, -EALREADY,
 				 "peer keeps its own simultaneous connection attempt");
 	agreed->proto = hi;
 	agreed->features = own->features & peer->features;
 	agreed->auth = own->flags & WIRE_HELLO_AUTH;
+	agreed->auth_v2 = agreed->auth && (own->flags & WIRE_HELLO_AUTH_V2);
 	agreed->conn_id = own->conn_id;
 	return 0;
 }

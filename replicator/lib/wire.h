@@ -101,6 +101,7 @@ enum wire_type {
 /* P_HELLO.flags */
 #define WIRE_HELLO_AUTH      (1u << 0) /* the sender requires cram-hmac auth */
 #define WIRE_HELLO_DUPLICATE (1u << 1) /* acceptor: this attempt is closed */
+#define WIRE_HELLO_AUTH_V2   (1u << 2) /* with AUTH: version 2 of §5.4 */
 /* P_PROTOCOL.protocol */
 #define WIRE_PROTO_A 1u
 #define WIRE_PROTO_B 2u
@@ -303,6 +304,7 @@ struct wire_agreed {
 	uint16_t proto;
 	uint64_t features;
 	bool auth;
+	bool auth_v2; /* with auth: version 2 of §5.4, else DRBD's */
 	uint64_t conn_id;
 };
 

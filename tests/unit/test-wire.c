@@ -410,7 +410,7 @@ static const struct mutation mutations[] = {
 	{WIRE_P_HELLO, 0, 2, 4, "proto_max 3 is below proto_min 4"},
 	{WIRE_P_HELLO, 4, 1, 3, "stream 3 is not a valid value"},
 	{WIRE_P_HELLO, 4, 1, 0, "stream 0 is not a valid value"},
-	{WIRE_P_HELLO, 5, 1, 4, "flags 0x4 has unknown bits"},
+	{WIRE_P_HELLO, 5, 1, 8, "flags 0x8 has unknown bits"},
 	{WIRE_P_HELLO, 7, 1, 1, "reserved byte at offset 7"},
 	{WIRE_P_HELLO, 24, 1, 0, "node: byte 0x6c at 1 after the end"},
 	{WIRE_P_HELLO, 24 + 2, 1, '\n', "node: byte 0x0a at 2 is not printable"},
@@ -767,6 +767,22 @@ static void test_negotiate(void **state)
 	a.flags = WIRE_HELLO_AUTH;
 	assert_int_equal(wire_negotiate(&a, &b, &ag, why, sizeof(why)), 0);
 	assert_true(ag.auth);
+	assert_false(ag.auth_v2);
+	/* the auth versions must match (doc/wire-protocol.md §5.4) */
+	a.flags = WIRE_HELLO_AUTH | WIRE_HELLO_AUTH_V2;
+	assert_int_equal(wire_negotiate(&a, &b, &ag, why, sizeof(why)), -EACCES);
+	assert_string_equal(why, "peer authenticates with cram-hmac-version 1, we with 2; configure "
+				 "the same on both nodes");
+	assert_int_equal(wire_negotiate(&b, &a, &ag, why, sizeof(why)), -EACCES);
+	assert_non_null(strstr(why, "with cram-hmac-version 2, we with 1"));
+	b.flags = a.flags;
+	assert_int_equal(wire_negotiate(&a, &b, &ag, why, sizeof(why)), 0);
+	assert_true(ag.auth && ag.auth_v2);
+	/* without authentication the version bit means nothing */
+	a.flags = b.flags = WIRE_HELLO_AUTH_V2;
+	assert_int_equal(wire_negotiate(&a, &b, &ag, why, sizeof(why)), 0);
+	assert_false(ag.auth || ag.auth_v2);
+	a.flags = b.flags = WIRE_HELLO_AUTH;
 
 	b.flags |= WIRE_HELLO_DUPLICATE;
 	assert_int_equal(wire_negotiate(&a, &b, &ag, why, sizeof(why)), -EALREADY);
