@@ -26,6 +26,7 @@ struct pktio {
 	uint8_t *in;   /* received, not yet taken: in[in_pos..in_end) */
 	size_t in_pos, in_end;
 	int shut; /* atomic: pktio_shutdown() may come from any thread */
+	int64_t hard; /* CLOCK_MONOTONIC ms no call may wait past; 0: none */
 };
 
 #define PKTIO_SBUF (WIRE_HDR_SIZE + WIRE_BM_MAX_CHUNK + 4096)
@@ -197,9 +198,22 @@ static int grow(struct pktio *io, size_t need)
 	return 0;
 }
 
+/* The earlier of a call's deadline (-1: none) and the hard one. */
+static int64_t bounded(const struct pktio *io, int64_t deadline)
+{
+	if (!io->hard)
+		return deadline;
+	return deadline < 0 || deadline > io->hard ? io->hard : deadline;
+}
+
+void pktio_set_deadline(struct pktio *io, int ms)
+{
+	io->hard = ms > 0 ? now_ms() + ms : 0;
+}
+
 int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *reason, size_t n)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = bounded(io, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
 	uint8_t h[WIRE_HDR_SIZE];
 	struct wire_hdr hdr;
 	int rc;
@@ -218,7 +232,7 @@ int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *rea
 			return -ENOMEM;
 		/* the rest of a packet whose header arrived is not subject to
 		 * the caller's idle timeout, only to a generous one */
-		rc = read_full(io, io->buf, hdr.len, now_ms() + (timeout_ms < 0 ? 60000 : 60000));
+		rc = read_full(io, io->buf, hdr.len, bounded(io, now_ms() + 60000));
 		if (rc < 0)
 			return rc;
 		if (rc == 0 && wire_pkt_check(&hdr, io->stream, io->features, NULL, 0) == -ENOMSG)
@@ -229,7 +243,7 @@ int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *rea
 
 int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = bounded(io, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
 	struct iovec iov[2];
 	int len, niov = 1;
 	size_t total, rest;

@@ -26,6 +26,10 @@ void pktio_set_features(struct pktio *io, uint64_t features);
 void pktio_set_stream(struct pktio *io, enum wire_stream stream);
 /* Make the next receive and any blocked one fail (-ECONNABORTED). */
 void pktio_shutdown(struct pktio *io);
+/* From now on no pktio_recv() or pktio_send() waits more than ms in all,
+ * whatever its own timeout, even inside a packet (-ETIMEDOUT); 0 lifts it.
+ * For the phase before authentication (doc/wire-protocol.md §5.5). */
+void pktio_set_deadline(struct pktio *io, int ms);
 
 /*
  * Receive one packet within timeout_ms (-1: no limit): 0 and *pkt (its
