@@ -376,6 +376,7 @@ static void check_auth(struct conf *c, struct conf_res *r)
 {
 	const struct conf_val *alg = eff(c, r, CONF_SECT_NET, "cram-hmac-alg");
 	const struct conf_val *sec = eff(c, r, CONF_SECT_NET, "shared-secret");
+	const struct conf_val *ver;
 
 	if (alg && !strcmp(alg->text, "crc32c")) {
 		ERR(c, &alg->loc, "cram-hmac-alg",
@@ -394,6 +395,13 @@ static void check_auth(struct conf *c, struct conf_res *r)
 	if (sec && !alg)
 		WARN(c, &sec->loc, "shared-secret",
 		     "resource %s: shared-secret has no effect without cram-hmac-alg", r->name);
+	ver = eff(c, r, CONF_SECT_NET, "cram-hmac-version");
+	if (alg && ver && !strcmp(ver->text, "1"))
+		WARN(c, &ver->loc, "cram-hmac-version",
+		     "resource %s: cram-hmac-version 1 (DRBD's) lets an attacker relay answers "
+		     "between resources that share the secret and between the two sockets; use 2 "
+		     "(the default) unless the peer cannot",
+		     r->name);
 }
 
 static void check_misc(struct conf *c, struct conf_res *r)

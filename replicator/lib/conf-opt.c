@@ -103,6 +103,12 @@ const struct conf_opt conf_opts[] = {
 	      "Hash used for HMAC challenge/response authentication of the peer."),
 	TYPED("shared-secret", N, CONF_T_STRING, NULL,
 	      "Secret for cram-hmac-alg authentication, at most 64 characters."),
+	ENUM("cram-hmac-version", N, "2", E("1", "2"), 0,
+	     "2: the response binds both challenges, the direction, the resource, both node "
+	     "names and the socket, and the connecting side proves first (doc/wire-protocol.md "
+	     "5.4). 1: DRBD 8.4's response to the challenge alone, which can be relayed "
+	     "between resources that share a secret and between the two sockets; only for a "
+	     "peer that speaks nothing else. The same on both nodes."),
 	ENUM("after-sb-0pri", N, "disconnect",
 	     E("disconnect", "discard-younger-primary", "discard-older-primary",
 	       "discard-zero-changes", "discard-least-changes", "discard-local", "discard-remote"),
