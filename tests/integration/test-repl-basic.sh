@@ -2,7 +2,7 @@
 # Two nodes in two network namespaces: connect with CRAM-HMAC, the initial
 # full sync after primary --force, protocol C replication of NBD writes
 # (both disks identical), disconnect + writes + connect = a resync of only
-# the changed blocks, and a wrong shared secret refused (StandAlone).
+# the changed blocks, and a wrong shared secret refused without a state change.
 . "$(dirname "$0")/functions.sh"
 . "$(dirname "$0")/repl-functions.sh"
 requires nbdcopy
@@ -102,14 +102,30 @@ grep -q 'resync as SyncSource: 10[0-9][0-9] KiB to copy' "$tmp/tandemd-a.log" ||
 same_data "after the reconnect"
 echo "ok: after a disconnect only the 1 MiB written meanwhile was resynced ($moved KiB sent)"
 
-# a wrong shared secret: StandAlone with a clear message, and no retry
+# a wrong shared secret: refused before authentication, so nothing changes
+# (doc/wire-protocol.md §5.5): both stay in WFConnection and retry, the
+# refusal is logged with the connection's real address; once the secret is
+# right again they connect
 on a secondary r0
 on b down r0
 stop_node b
 write_repl_conf "$tmp/bad.conf" 'protocol C; cram-hmac-alg sha256; shared-secret "wrong";'
+log_mark a
 start_node b "$tmp/bad.conf"
 conf_of=$tmp/bad.conf on b up r0
-conf_of=$tmp/bad.conf wait_for b connection StandAlone
-[ "$(field a connection)" != Connected ] || fail "alice connected to a peer with the wrong secret"
-grep -q 'Authentication of peer failed' "$tmp/tandemd-b.log" || fail "no authentication failure logged"
-echo "ok: a wrong shared-secret is refused: StandAlone, 'Authentication of peer failed'"
+# (each side logs its first refusal at once, then one per 10 s)
+wait_log a "connection from $ip_b:[0-9]+ refused: Authentication of peer failed"
+grep -Eq "connection from $ip_a:[0-9]+ refused: Authentication of peer failed" \
+	"$tmp/tandemd-b.log" || fail "bob logged no authentication failure with alice's address"
+for n in a b; do
+	c=$(conf_of=$tmp/bad.conf field $n connection)
+	[ "$c" = WFConnection ] || fail "$n is $c after a failed authentication, not WFConnection"
+done
+echo "ok: a wrong shared-secret is refused with the peer's address, both stay WFConnection"
+on b down r0
+stop_node b
+start_node b
+on b up r0
+wait_for a connection Connected
+wait_for b connection Connected
+echo "ok: with the right secret again they connect"

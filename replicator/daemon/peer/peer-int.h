@@ -100,7 +100,12 @@ struct peer {
 	int protocol; /* WIRE_PROTO_* */
 	char alg[WIRE_ALG_MAX + 1];
 	char secret[132];
+	bool auth_v1; /* cram-hmac-version 1 (DRBD's), else 2 */
 	char me[WIRE_NAME_MAX + 1], peer_name[WIRE_NAME_MAX + 1];
+	char peer_node[WIRE_NAME_MAX + 1]; /* the name in the peer's P_HELLO */
+	/* failures before authentication: rate-limited log (peer.c) */
+	int64_t pre_logged_ms;
+	unsigned int pre_suppressed;
 	bool discard_my_data;
 	bool sb_demote; /* call-pri-lost-after-sb: give up Primary after the handshake */
 

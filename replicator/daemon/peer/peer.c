@@ -3,7 +3,9 @@
  * §5): listening on our address and connecting to the peer's, the
  * deterministic choice between simultaneous attempts, P_HELLO
  * negotiation, CRAM-HMAC authentication on both sockets, and reconnecting
- * every connect-int after a network failure.
+ * every connect-int after a network failure. Before authentication
+ * (§5.5) only the peer's address gets in, every phase has a deadline, and
+ * a failure closes that attempt and changes no state.
  *
  * One thread per resource runs the connection: it establishes it, runs
  * the handshake (sync.c) and then receives the data stream (repl.c);
@@ -19,6 +21,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -89,6 +93,107 @@ static void tune(int fd, const struct peer *p)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &p->sndbuf, sizeof(p->sndbuf));
 }
 
+/* ---------------------------------------------------------------- before authentication */
+
+#define PREAUTH_MS 5000	       /* the whole setup of one socket (§5.5) */
+#define PREAUTH_LOG_MS 10000   /* at most one refusal logged per this */
+
+/* "10.0.0.9:51234" (or "[fd00::9]:51234") of a socket's other end. */
+static void addr_of_fd(int fd, char *buf, size_t n)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
+		snprintf(buf, n, "(unknown address)");
+		return;
+	}
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		port = ntohs(s6->sin6_port);
+		snprintf(buf, n, "[%s]:%u", ip, port);
+		return;
+	}
+	inet_ntop(AF_INET, &((const struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
+	port = ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+	snprintf(buf, n, "%s:%u", ip, port);
+}
+
+/* Is the source of an accepted connection the configured peer address? */
+static bool from_peer(const struct peer *p, const struct sockaddr_storage *ss)
+{
+	const struct conf_addr *a = &resource_cr(p->r)->peer->addr;
+	struct in6_addr want6;
+	struct in_addr want4;
+
+	if (inet_pton(AF_INET, a->ip, &want4) == 1) {
+		if (ss->ss_family == AF_INET)
+			return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == want4.s_addr;
+		if (ss->ss_family == AF_INET6) {
+			const struct in6_addr *g = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+			return IN6_IS_ADDR_V4MAPPED(g) && !memcmp(&g->s6_addr[12], &want4, 4);
+		}
+		return false;
+	}
+	if (inet_pton(AF_INET6, a->ip, &want6) == 1 && ss->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &want6, sizeof(want6));
+	return false;
+}
+
+/*
+ * Log a refusal before authentication, naming the connection's real
+ * address: the first one, then at most one per PREAUTH_LOG_MS, which
+ * counts the ones not logged. fd < 0: no connection to name.
+ */
+static void __attribute__((format(printf, 3, 4)))
+preauth_log(struct peer *p, int fd, const char *fmt, ...)
+{
+	int64_t now = peer_now_ms();
+	char addr[INET6_ADDRSTRLEN + 16], msg[512];
+	va_list ap;
+
+	if (p->pre_logged_ms && now - p->pre_logged_ms < PREAUTH_LOG_MS) {
+		p->pre_suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	addr_of_fd(fd, addr, sizeof(addr));
+	if (p->pre_suppressed)
+		log_res(LOG_WARNING, p->r->name,
+			"connection from %s refused: %s (and %u other refusals in the last %d s)",
+			addr, msg, p->pre_suppressed, (int)((now - p->pre_logged_ms) / 1000));
+	else
+		log_res(LOG_WARNING, p->r->name, "connection from %s refused: %s", addr, msg);
+	p->pre_logged_ms = now;
+	p->pre_suppressed = 0;
+}
+
+/* accept4() one connection; one from another address than the peer's is
+ * closed before anything is read from it (§5.5): -EPERM. */
+static int accept_peer(struct peer *p)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd = accept4(p->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (!from_peer(p, &ss)) {
+		preauth_log(p, fd, "not the peer's address %s",
+			    resource_cr(p->r)->peer->addr.ip);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 static int listen_on(struct peer *p)
 {
 	struct sockaddr_storage ss;
@@ -152,7 +257,9 @@ static void own_hello(const struct peer *p, enum wire_stream stream, uint64_t co
 	h->proto_min = WIRE_PROTO_MIN;
 	h->proto_max = WIRE_PROTO_MAX;
 	h->stream = (uint8_t)stream;
-	h->flags = (uint8_t)(flags | (p->alg[0] ? WIRE_HELLO_AUTH : 0));
+	if (p->alg[0])
+		flags |= WIRE_HELLO_AUTH | (p->auth_v1 ? 0 : WIRE_HELLO_AUTH_V2);
+	h->flags = flags;
 	h->features = WIRE_F_TRIM | WIRE_F_WRITE_ZEROES | WIRE_F_RLE_BITMAP | WIRE_F_REMOTE_READ |
 		      WIRE_F_BARRIER_FLUSH | WIRE_F_VERIFY | WIRE_F_CSUMS;
 	h->conn_id = conn_id;
@@ -161,16 +268,15 @@ static void own_hello(const struct peer *p, enum wire_stream stream, uint64_t co
 }
 
 /* The peer's P_HELLO is from the configured peer for this resource? */
-static int check_hello(struct peer *p, const struct wire_hello *h)
+static int check_hello(struct peer *p, struct pktio *io, const struct wire_hello *h)
 {
 	if (strcmp(h->res, p->r->name)) {
-		log_res(LOG_WARNING, p->r->name, "connection for resource '%.64s' refused", h->res);
+		preauth_log(p, pktio_fd(io), "it is for resource '%.64s'", h->res);
 		return -EPROTO;
 	}
 	if (!conf_host_has_name(resource_cr(p->r)->peer, h->node)) {
-		log_res(LOG_WARNING, p->r->name,
-			"connection from node '%.64s' refused: the configured peer is '%s'",
-			h->node, p->peer_name);
+		preauth_log(p, pktio_fd(io), "it claims node '%.64s', the configured peer is '%s'",
+			    h->node, p->peer_name);
 		return -EPROTO;
 	}
 	return 0;
@@ -195,7 +301,7 @@ static int negotiate(struct peer *p, struct pktio *io, const struct wire_pkt *ow
 	if (rc == -EALREADY)
 		return rc;
 	if (rc < 0) {
-		log_res(LOG_ERR, p->r->name, "connection refused: %s", why);
+		preauth_log(p, pktio_fd(io), "%s", why);
 		return rc == -EACCES || rc == -EPROTONOSUPPORT ? -EACCES : rc;
 	}
 	pktio_set_features(io, ag->features);
@@ -204,14 +310,71 @@ static int negotiate(struct peer *p, struct pktio *io, const struct wire_pkt *ow
 
 /* ---------------------------------------------------------------- auth */
 
-/* CRAM-HMAC on one socket (§5.4): -EACCES means StandAlone. */
-static int authenticate(struct peer *p, struct pktio *io)
+/* Send our P_AUTH_RESPONSE over msg (version 2's M, version 1's challenge). */
+static int send_response(struct peer *p, struct pktio *io, const uint8_t *msg, size_t len,
+			 int tmo)
 {
-	uint8_t own[AUTH_CHALLENGE_LEN], resp[AUTH_RESPONSE_MAX];
+	uint8_t resp[AUTH_RESPONSE_MAX];
+	size_t rlen = sizeof(resp);
+	struct wire_pkt pkt;
+	int rc = auth_response(p->alg, p->secret, strlen(p->secret), msg, len, resp, &rlen);
+
+	if (rc < 0)
+		return rc == -EIO ? -EIO : -EACCES;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = WIRE_P_AUTH_RESPONSE;
+	pkt.volume = WIRE_VOL_NONE;
+	pkt.digest = resp;
+	pkt.digest_len = (uint32_t)rlen;
+	return pktio_send(io, &pkt, tmo);
+}
+
+/* Receive the peer's P_AUTH_RESPONSE and check it over msg. */
+static int check_response(struct peer *p, struct pktio *io, const uint8_t *msg, size_t len,
+			  int tmo)
+{
+	char why[WIRE_REASON_MAX];
+	struct wire_pkt pkt;
+	int rc = pktio_recv(io, tmo, &pkt, why, sizeof(why));
+
+	if (rc == -ECONNRESET && p->initiator && p->agreed.auth_v2) {
+		preauth_log(p, pktio_fd(io),
+			    "Authentication of peer failed: it closed the connection instead of "
+			    "answering our response (a different shared-secret on the two nodes?)");
+		return -EACCES;
+	}
+	if (rc < 0) {
+		preauth_log(p, pktio_fd(io), "during authentication: %s",
+			    rc == -ETIMEDOUT ? "no response in time" : rc == -ECONNRESET ? "closed" : why);
+		return rc;
+	}
+	if (pkt.type != WIRE_P_AUTH_RESPONSE ||
+	    auth_verify(p->alg, p->secret, strlen(p->secret), msg, len, pkt.digest,
+			pkt.digest_len) < 0) {
+		preauth_log(p, pktio_fd(io),
+			    "Authentication of peer failed: wrong shared-secret? (cram-hmac-alg %s, "
+			    "cram-hmac-version %d); if it is the real peer, fix the configuration, "
+			    "then 'tandemadm adjust %s'",
+			    p->alg, p->agreed.auth_v2 ? 2 : 1, p->r->name);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/*
+ * CRAM-HMAC on one socket (§5.4). Version 2: the initiator proves first,
+ * the acceptor answers only a right proof. A failure is one before
+ * authentication (§5.5): -EACCES or a socket error, the attempt closed.
+ */
+static int authenticate(struct peer *p, struct pktio *io, enum auth_purpose purpose)
+{
+	uint8_t own[AUTH_CHALLENGE_LEN], theirs[AUTH_CHALLENGE_LEN];
+	uint8_t m_own[AUTH_V2_MSG_MAX], m_peer[AUTH_V2_MSG_MAX];
+	size_t own_len = sizeof(m_own), peer_len = sizeof(m_peer);
 	int tmo = p->ping_timeout_ms * 4;
 	char why[WIRE_REASON_MAX];
 	struct wire_pkt pkt;
-	size_t rlen = sizeof(resp);
+	struct auth_v2 a;
 	int rc;
 
 	if (!p->alg[0])
@@ -227,50 +390,62 @@ static int authenticate(struct peer *p, struct pktio *io)
 	if (rc < 0)
 		return rc;
 	rc = pktio_recv(io, tmo, &pkt, why, sizeof(why));
-	if (rc < 0)
+	if (rc < 0) {
+		preauth_log(p, pktio_fd(io), "during authentication: %s",
+			    rc == -ETIMEDOUT ? "no challenge in time" : why);
 		return rc;
+	}
 	if (pkt.type != WIRE_P_AUTH_CHALLENGE) {
-		log_res(LOG_ERR, p->r->name, "Authentication of peer failed: expected "
-					     "P_AUTH_CHALLENGE, got %s", wire_type_name(pkt.type));
+		preauth_log(p, pktio_fd(io),
+			    "Authentication of peer failed: expected P_AUTH_CHALLENGE, got %s",
+			    wire_type_name(pkt.type));
 		return -EACCES;
 	}
 	if (strcmp(pkt.u.challenge.alg, p->alg)) {
-		log_res(LOG_ERR, p->r->name,
-			"Authentication of peer failed: the peer uses cram-hmac-alg %.64s, we use "
-			"%s; configure the same on both nodes",
-			pkt.u.challenge.alg, p->alg);
+		preauth_log(p, pktio_fd(io),
+			    "Authentication of peer failed: the peer uses cram-hmac-alg %.64s, we "
+			    "use %s; configure the same on both nodes",
+			    pkt.u.challenge.alg, p->alg);
 		return -EACCES;
 	}
-	rc = auth_check_peer_challenge(own, pkt.u.challenge.challenge, AUTH_CHALLENGE_LEN);
-	if (rc == 0)
-		rc = auth_response(p->alg, p->secret, strlen(p->secret), pkt.u.challenge.challenge,
-				   AUTH_CHALLENGE_LEN, resp, &rlen);
+	memcpy(theirs, pkt.u.challenge.challenge, sizeof(theirs));
+	rc = auth_check_peer_challenge(own, theirs, sizeof(theirs));
 	if (rc < 0) {
-		log_res(LOG_ERR, p->r->name, "Authentication of peer failed: %s",
-			rc == -EACCES ? "it reflected our challenge" : strerror(-rc));
+		preauth_log(p, pktio_fd(io), "Authentication of peer failed: %s",
+			    rc == -EACCES ? "it reflected our challenge" : "a malformed challenge");
 		return -EACCES;
 	}
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = WIRE_P_AUTH_RESPONSE;
-	pkt.volume = WIRE_VOL_NONE;
-	pkt.digest = resp;
-	pkt.digest_len = (uint32_t)rlen;
-	rc = pktio_send(io, &pkt, tmo);
-	if (rc < 0)
+	if (!p->agreed.auth_v2) { /* DRBD's: answer at once, then check */
+		rc = send_response(p, io, theirs, sizeof(theirs), tmo);
+		if (rc == 0)
+			rc = check_response(p, io, own, sizeof(own), tmo);
 		return rc;
-	rc = pktio_recv(io, tmo, &pkt, why, sizeof(why));
-	if (rc < 0)
-		return rc;
-	if (pkt.type != WIRE_P_AUTH_RESPONSE ||
-	    auth_verify(p->alg, p->secret, strlen(p->secret), own, sizeof(own), pkt.digest,
-			pkt.digest_len) < 0) {
-		log_res(LOG_ERR, p->r->name,
-			"Authentication of peer failed: wrong shared-secret? (cram-hmac-alg %s); "
-			"fix the configuration, then 'tandemadm adjust %s'",
-			p->alg, p->r->name);
+	}
+	a = (struct auth_v2){.purpose = purpose,
+			     .conn_id = p->conn_id,
+			     .res = p->r->name,
+			     .initiator = p->initiator ? p->me : p->peer_node,
+			     .acceptor = p->initiator ? p->peer_node : p->me,
+			     .initiator_challenge = p->initiator ? own : theirs,
+			     .acceptor_challenge = p->initiator ? theirs : own};
+	rc = auth_v2_message(&a, p->initiator ? AUTH_INITIATOR : AUTH_ACCEPTOR, m_own, &own_len);
+	if (rc == 0)
+		rc = auth_v2_message(&a, p->initiator ? AUTH_ACCEPTOR : AUTH_INITIATOR, m_peer,
+				     &peer_len);
+	if (rc < 0) {
+		preauth_log(p, pktio_fd(io), "Authentication of peer failed: %s", strerror(-rc));
 		return -EACCES;
 	}
-	return 0;
+	if (p->initiator) {
+		rc = send_response(p, io, m_own, own_len, tmo);
+		if (rc == 0)
+			rc = check_response(p, io, m_peer, peer_len, tmo);
+	} else {
+		rc = check_response(p, io, m_peer, peer_len, tmo);
+		if (rc == 0) /* only a peer that proved itself gets our answer */
+			rc = send_response(p, io, m_own, own_len, tmo);
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------- attempts */
@@ -283,13 +458,15 @@ static int recv_hello(struct peer *p, struct pktio *io, struct wire_hello *h)
 	int rc = pktio_recv(io, p->ping_timeout_ms * 4, &pkt, why, sizeof(why));
 
 	if (rc < 0) {
-		if (rc != -ETIMEDOUT && rc != -ECONNRESET)
-			log_res(LOG_WARNING, p->r->name, "bad first packet: %s", why);
+		if (rc == -ETIMEDOUT)
+			preauth_log(p, pktio_fd(io), "no P_HELLO in time");
+		else if (rc != -ECONNRESET)
+			preauth_log(p, pktio_fd(io), "bad first packet: %s", why);
 		return rc;
 	}
 	if (pkt.type != WIRE_P_HELLO) {
-		log_res(LOG_WARNING, p->r->name, "first packet is %s, not P_HELLO",
-			wire_type_name(pkt.type));
+		preauth_log(p, pktio_fd(io), "first packet is %s, not P_HELLO",
+			    wire_type_name(pkt.type));
 		return -EPROTO;
 	}
 	*h = pkt.u.hello;
@@ -311,7 +488,7 @@ void peer_sleep(struct peer *p, int ms)
 		int n = poll(f, p->lfd >= 0 ? 2 : 1, (int)(end - peer_now_ms()));
 
 		if (n > 0 && (f[1].revents & POLLIN)) {
-			int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
+			int fd = accept_peer(p);
 
 			if (fd >= 0)
 				close(fd);
@@ -322,20 +499,21 @@ void peer_sleep(struct peer *p, int ms)
 /* Accept one incoming socket and read its P_HELLO. */
 static int accept_one(struct peer *p, struct pktio **out, struct wire_hello *h)
 {
-	int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC), rc;
+	int fd = accept_peer(p), rc;
 	struct pktio *io;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	tune(fd, p);
 	rc = pktio_new(fd, WIRE_STREAM_DATA, &io);
 	if (rc < 0) {
 		close(fd);
 		return rc;
 	}
+	pktio_set_deadline(io, PREAUTH_MS);
 	rc = recv_hello(p, io, h);
 	if (rc == 0)
-		rc = check_hello(p, h);
+		rc = check_hello(p, io, h);
 	if (rc < 0) {
 		pktio_free(io);
 		return rc;
@@ -391,6 +569,7 @@ static int establish_data(struct peer *p)
 			int fd = connect_start(p);
 
 			if (fd >= 0 && pktio_new(fd, WIRE_STREAM_DATA, &out) == 0) {
+				pktio_set_deadline(out, PREAUTH_MS);
 				st = CONNECTING;
 				deadline = t + p->connect_int_ms;
 				my_id = random_id();
@@ -434,7 +613,7 @@ static int establish_data(struct peer *p)
 		} else if (st == HELLO_WAIT && f[2].revents) {
 			rc = recv_hello(p, out, &h);
 			if (rc == 0)
-				rc = check_hello(p, &h);
+				rc = check_hello(p, out, &h);
 			if (rc == 0) {
 				own_hello(p, WIRE_STREAM_DATA, my_id, 0, &own);
 				rc = negotiate(p, out, &own, &h, &ag);
@@ -446,13 +625,12 @@ static int establish_data(struct peer *p)
 				p->conn_id = my_id;
 				p->initiator = true;
 				p->agreed = ag;
+				snprintf(p->peer_node, sizeof(p->peer_node), "%s", h.node);
 				return 0;
 			}
-			pktio_free(out);
+			pktio_free(out); /* before authentication: no state changes (§5.5) */
 			out = NULL;
 			st = IDLE;
-			if (rc == -EACCES)
-				return rc;
 		}
 		if (f[1].revents & POLLIN) {
 			rc = accept_one(p, &in, &h);
@@ -481,11 +659,10 @@ static int establish_data(struct peer *p)
 				p->conn_id = h.conn_id;
 				p->initiator = false;
 				p->agreed = ag;
+				snprintf(p->peer_node, sizeof(p->peer_node), "%s", h.node);
 				return 0;
 			}
 			pktio_free(in);
-			if (rc == -EACCES)
-				return rc;
 		}
 	}
 }
@@ -511,6 +688,7 @@ static int establish_meta(struct peer *p)
 			close(fd);
 			return rc;
 		}
+		pktio_set_deadline(io, PREAUTH_MS);
 		f = (struct pollfd){fd, POLLOUT, 0};
 		if (poll(&f, 1, p->connect_int_ms) <= 0 || (f.revents & (POLLERR | POLLHUP))) {
 			pktio_free(io);
@@ -520,6 +698,8 @@ static int establish_meta(struct peer *p)
 		rc = pktio_send(io, &own, p->ping_timeout_ms * 4);
 		if (rc == 0)
 			rc = recv_hello(p, io, &h);
+		if (rc == 0)
+			rc = check_hello(p, io, &h);
 		if (rc == 0)
 			rc = negotiate(p, io, &own, &h, &ag);
 	} else {
@@ -545,14 +725,17 @@ static int establish_meta(struct peer *p)
 		if (rc == 0)
 			rc = negotiate(p, io, &own, &h, &ag);
 	}
-	if (rc == 0 && ag.features != p->agreed.features)
+	if (rc == 0 && (ag.features != p->agreed.features || strcmp(h.node, p->peer_node))) {
+		preauth_log(p, pktio_fd(io), "its meta socket does not match its data socket");
 		rc = -EPROTO;
+	}
 	if (rc == 0)
-		rc = authenticate(p, io);
+		rc = authenticate(p, io, AUTH_META);
 	if (rc < 0) {
 		pktio_free(io);
 		return rc;
 	}
+	pktio_set_deadline(io, 0);
 	/* the meta socket is read by its own thread: no data packets on it */
 	pthread_mutex_lock(&p->lock);
 	p->meta = io;
@@ -611,6 +794,7 @@ static enum state_conn conn_error_state(int rc)
 
 static void *peer_thread(void *arg)
 {
+	char addr[INET6_ADDRSTRLEN + 16];
 	struct peer *p = arg;
 	int rc;
 
@@ -620,22 +804,25 @@ static void *peer_thread(void *arg)
 		if (rc == -ECANCELED)
 			break;
 		if (rc == 0)
-			rc = authenticate(p, p->data);
-		if (rc == 0)
+			rc = authenticate(p, p->data, AUTH_DATA);
+		if (rc == 0) {
+			pktio_set_deadline(p->data, 0);
 			rc = establish_meta(p);
-		if (rc == -EACCES) {
-			close_sockets(p);
-			peer_set_conn(p, CONN_STANDALONE, "connection refused");
-			break;
 		}
-		if (rc < 0) {
+		if (rc < 0) { /* before authentication: logged, nothing else changes (§5.5) */
 			close_sockets(p);
 			if (!stopping(p))
-				peer_sleep(p, 500);
+				peer_sleep(p, rc == -EACCES ? p->connect_int_ms : 500);
 			continue;
 		}
-		log_res(LOG_INFO, p->r->name, "connected to %s (%s), %s", p->peer_name,
-			resource_cr(p->r)->peer->addr.ip, p->initiator ? "as initiator" : "as acceptor");
+		addr_of_fd(pktio_fd(p->data), addr, sizeof(addr));
+		log_res(LOG_INFO, p->r->name, "connected to %s (%s), %s%s", p->peer_node, addr,
+			p->initiator ? "as initiator" : "as acceptor",
+			!p->alg[0]		? ", not authenticated"
+			: p->agreed.auth_v2 ? ", authenticated (cram-hmac-version 2)"
+					    : ", authenticated (cram-hmac-version 1)");
+		p->pre_logged_ms = 0;
+		p->pre_suppressed = 0;
 		peer_set_conn(p, CONN_WFREPORTPARAMS, NULL);
 		rc = peer_session(p); /* handshake, then replication until an error */
 		close_sockets(p);
@@ -684,6 +871,8 @@ static void load_conf(struct peer *p)
 	snprintf(p->alg, sizeof(p->alg), "%s", s ? s : "");
 	s = conf_res_text(c, cr, CONF_SECT_NET, "shared-secret");
 	snprintf(p->secret, sizeof(p->secret), "%s", s ? s : "");
+	s = conf_res_text(c, cr, CONF_SECT_NET, "cram-hmac-version");
+	p->auth_v1 = s && !strcmp(s, "1");
 	snprintf(p->me, sizeof(p->me), "%s", conf_hostname(c));
 	snprintf(p->peer_name, sizeof(p->peer_name), "%s",
 		 cr->peer && cr->peer->n_names ? cr->peer->names[0] : "(peer)");
