@@ -1,8 +1,10 @@
 #!/bin/sh
-# Bad input on the replication port: garbage, a header with an oversized
-# length, a truncated P_HELLO, and a real P_HELLO from a node that is not
-# the configured peer. Each is refused with a logged reason, the
-# node keeps waiting for its real peer, and then connects to it normally.
+# Bad input on the replication port: a connection from another address
+# than the peer's, and from the peer's address garbage, a header with an
+# oversized length, a truncated P_HELLO, and a real P_HELLO from a node that
+# is not the configured peer. Each is refused with its reason and real
+# source address (status: refused, last_refused; the log, rate-limited),
+# the node keeps waiting for its real peer, and then connects to it normally.
 . "$(dirname "$0")/functions.sh"
 . "$(dirname "$0")/repl-functions.sh"
 
@@ -15,13 +17,20 @@ start_node a
 on a up r0
 wait_for a connection WFConnection
 
+refused() { field a refused; }
+last_refused() { field a last_refused; }
+
 # each bad client waits until alice hangs up on it (she has dealt with it),
-# within 30 s (she gives up on the truncated one after 4 ping-timeouts)
-ip netns exec "$ns_a" python3 - "$ip_a" <<'PY' || fail "garbage client"
+# within 30 s (she gives up on the truncated one at the 5 s deadline before
+# authentication); all but the first come from bob's address, the peer's
+BAD=$(cat <<'PY'
 import socket, struct, sys
 addr = (sys.argv[1], 7789)
 def send(data):
-    s = socket.create_connection(addr, timeout=30)
+    s = socket.socket()
+    s.settimeout(30)
+    s.bind((sys.argv[2], 0))
+    s.connect(addr)
     try:
         s.sendall(data)
         while True:
@@ -32,14 +41,32 @@ def send(data):
                 break
     finally:
         s.close()
+if sys.argv[3] == "hello":
+    send(struct.pack(">IHHII", 0x544e444d, 1, 0xffff, 280, 0) + b"\0" * 280)
+    sys.exit(0)
 send(b"GET / HTTP/1.0\r\n\r\n" * 20)                               # garbage
 send(struct.pack(">IHHII", 0x544e444d, 1, 0xffff, 0x7fffffff, 0))   # oversized length
 send(struct.pack(">IHHII", 0x544e444d, 1, 0xffff, 290, 0) + b"\0" * 10)  # truncated
 PY
+)
+# from alice's own address: not the peer's, closed before anything is read
+ip netns exec "$ns_a" python3 -c "$BAD" "$ip_a" "$ip_a" hello || fail "client from alice's address"
+wait_log a "connection from $ip_a:[0-9]+ refused: not the peer's address $ip_b"
+[ "$(refused)" = 1 ] || fail "refused is $(refused) after one connection from another address"
+echo "ok: a connection from another address than the peer's is refused unread, with its address"
+
+ip netns exec "$ns_b" python3 -c "$BAD" "$ip_a" "$ip_b" bad || fail "garbage client"
 [ "$(field a connection)" = WFConnection ] || fail "alice left WFConnection: $(field a connection)"
-three_refusals() { [ "$(grep -c 'bad first packet' "$tmp/tandemd-a.log")" -ge 3 ]; }
-wait_until 30 "alice to log a refusal for each of the three bad clients" three_refusals
-echo "ok: garbage on the replication port refused with a logged reason"
+four_refusals() { [ "$(refused)" -ge 4 ]; }
+wait_until 30 "alice to count a refusal for each of the three bad clients" four_refusals
+[ "$(refused)" = 4 ] || fail "refused is $(refused), expected 4"
+last_refused | grep -Eq "^connection from $ip_b:[0-9]+ refused: " ||
+	fail "last_refused does not name bob's address: $(last_refused)"
+# the log is rate-limited: the first of these within 10 s of the one above
+# is counted but not logged
+n=$(grep -c 'refused: bad first packet' "$tmp/tandemd-a.log" || true)
+[ "$n" -le 1 ] || fail "$n refusals logged within 10 s, the log is not rate-limited"
+echo "ok: garbage on the replication port refused and counted; the log rate-limited ($n logged)"
 
 # a real P_HELLO from the wrong node / for the wrong resource: bob's daemon
 # with a configuration that names other hosts
@@ -56,7 +83,7 @@ i=0
 until [ -S "$tmp/run-m/tandemd.sock" ]; do i=$((i + 1)); [ $i -lt 600 ] || fail "mallory's daemon did not start in 30 s"; sleep 0.05; done
 "$TANDEMADM" -c "$tmp/other.conf" --node mallory --run-dir "$tmp/run-m" up r0
 i=0
-until grep -q "connection from node 'mallory' refused" "$tmp/tandemd-a.log"; do
+until last_refused | grep -q "it claims node 'mallory', the configured peer is 'bob'"; do
 	i=$((i + 1)); [ $i -lt 300 ] || { tail "$tmp/tandemd-a.log"; fail "mallory not refused in 30 s"; }
 	sleep 0.1
 done

@@ -532,6 +532,7 @@ json_object *resource_status(struct resource *r)
 	pthread_mutex_unlock(&r->st_lock);
 	json_object_object_add(o, "integrity_failures",
 			       json_object_new_uint64(integrity_failures(r)));
+	peer_status_refusals(r, o);
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();

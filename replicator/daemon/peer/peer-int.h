@@ -106,6 +106,8 @@ struct peer {
 	/* failures before authentication: rate-limited log (peer.c) */
 	int64_t pre_logged_ms;
 	unsigned int pre_suppressed;
+	uint64_t pre_refused;  /* lock: refusals since the connection was configured */
+	char pre_last[352];    /* lock: the latest one, logged or not */
 	bool discard_my_data;
 	bool sb_demote; /* call-pri-lost-after-sb: give up Primary after the handshake */
 

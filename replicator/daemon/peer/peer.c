@@ -154,17 +154,21 @@ static void __attribute__((format(printf, 3, 4)))
 preauth_log(struct peer *p, int fd, const char *fmt, ...)
 {
 	int64_t now = peer_now_ms();
-	char addr[INET6_ADDRSTRLEN + 16], msg[512];
+	char addr[INET6_ADDRSTRLEN + 16], msg[256];
 	va_list ap;
 
-	if (p->pre_logged_ms && now - p->pre_logged_ms < PREAUTH_LOG_MS) {
-		p->pre_suppressed++;
-		return;
-	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	addr_of_fd(fd, addr, sizeof(addr));
+	pthread_mutex_lock(&p->lock);
+	p->pre_refused++;
+	snprintf(p->pre_last, sizeof(p->pre_last), "connection from %s refused: %s", addr, msg);
+	pthread_mutex_unlock(&p->lock);
+	if (p->pre_logged_ms && now - p->pre_logged_ms < PREAUTH_LOG_MS) {
+		p->pre_suppressed++;
+		return;
+	}
 	if (p->pre_suppressed)
 		log_res(LOG_WARNING, p->r->name,
 			"connection from %s refused: %s (and %u other refusals in the last %d s)",
@@ -173,6 +177,19 @@ preauth_log(struct peer *p, int fd, const char *fmt, ...)
 		log_res(LOG_WARNING, p->r->name, "connection from %s refused: %s", addr, msg);
 	p->pre_logged_ms = now;
 	p->pre_suppressed = 0;
+}
+
+void peer_status_refusals(struct resource *r, json_object *o)
+{
+	struct peer *p = r->peer;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	json_object_object_add(o, "refused", json_object_new_uint64(p->pre_refused));
+	if (p->pre_last[0])
+		json_object_object_add(o, "last_refused", json_object_new_string(p->pre_last));
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* accept4() one connection; one from another address than the peer's is

@@ -60,6 +60,10 @@ void peer_renegotiate(struct resource *r);
 void peer_show_sync_state(struct resource *r);
 int peer_skip_initial_sync(struct resource *r);
 void peer_status(struct resource *r, unsigned int vi, json_object *jv);
+/* "refused" (connections refused before authentication since the
+ * connection was configured) and "last_refused" (the latest, with its
+ * source address) into a resource's status. Main loop. */
+void peer_status_refusals(struct resource *r, json_object *o);
 /* resync-after changed (reload), or the resource it names changed. */
 void resync_after_changed(struct resource *r);
 
