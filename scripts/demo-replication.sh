@@ -71,6 +71,7 @@ say "Metadata in DRBD 8.4's format, on a 1 GiB sparse file (drbdmeta reads it to
 truncate -s 1G "$tmp/disk.img"
 cat >"$tmp/md.conf" <<CONF
 resource data {
+  net { cram-hmac-alg sha256; shared-secret "demo-secret"; }
   on alice { device minor 0; disk $tmp/disk.img; meta-disk internal; address 10.0.0.1:7789; }
   on bob   { device minor 0; disk $tmp/disk.img; meta-disk internal; address 10.0.0.2:7789; }
 }

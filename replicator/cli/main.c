@@ -108,7 +108,7 @@ static int cmd_help(struct cli *cli, int argc, char **argv)
 
 int cli_load_conf(const struct cli *cli, struct conf **out)
 {
-	struct conf_load_opts opts = {.hostname = cli->hostname};
+	struct conf_load_opts opts = {.hostname = cli->hostname, .warn_unauthenticated = true};
 	const char *path = cli->config;
 	struct diag *d;
 	int rc;

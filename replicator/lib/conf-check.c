@@ -395,6 +395,13 @@ static void check_auth(struct conf *c, struct conf_res *r)
 	if (sec && !alg)
 		WARN(c, &sec->loc, "shared-secret",
 		     "resource %s: shared-secret has no effect without cram-hmac-alg", r->name);
+	if (c->warn_unauthenticated && conf_res_unauthenticated(c, r))
+		WARN(c, &r->loc, "shared-secret",
+		     "resource %s: its peer would not be authenticated, so tandemd will not bring "
+		     "it up; set net { cram-hmac-alg sha256; shared-secret \"...\"; } on both "
+		     "nodes, or net { allow-unauthenticated yes; } to replicate without "
+		     "authentication",
+		     r->name);
 	ver = eff(c, r, CONF_SECT_NET, "cram-hmac-version");
 	if (alg && ver && !strcmp(ver->text, "1"))
 		WARN(c, &ver->loc, "cram-hmac-version",

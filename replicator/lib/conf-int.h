@@ -21,6 +21,7 @@ struct conf {
 	const char *file;
 	const char *hostname;
 	bool no_ip_check;
+	bool warn_unauthenticated;
 	struct conf_optlist global;
 	struct diag_loc global_seen;
 	struct conf_optlist common[CONF_SECT_COUNT];

@@ -103,6 +103,11 @@ const struct conf_opt conf_opts[] = {
 	      "Hash used for HMAC challenge/response authentication of the peer."),
 	TYPED("shared-secret", N, CONF_T_STRING, NULL,
 	      "Secret for cram-hmac-alg authentication, at most 64 characters."),
+	BOOL("allow-unauthenticated", N, "no",
+	     "Replicate with a peer that is not authenticated (no cram-hmac-alg and "
+	     "shared-secret): anything that can connect from the peer's address is taken "
+	     "for the peer. Without a secret and without this, tandemd refuses to bring the "
+	     "resource up (doc/security.md)."),
 	ENUM("cram-hmac-version", N, "2", E("1", "2"), 0,
 	     "2: the response binds both challenges, the direction, the resource, both node "
 	     "names and the socket, and the connecting side proves first (doc/wire-protocol.md "

@@ -32,6 +32,7 @@ static int conf_new(const struct conf_load_opts *opts, struct diag *d, struct co
 	c->diag = d;
 	c->glob_left = CONF_GLOB_ENTRIES_MAX;
 	c->no_ip_check = opts && opts->no_ip_check;
+	c->warn_unauthenticated = opts && opts->warn_unauthenticated;
 	if (opts && opts->hostname)
 		c->hostname = arena_strdup(c->arena, opts->hostname);
 	else if (env && *env)
@@ -105,6 +106,12 @@ int conf_load_buf(const char *name, const char *buf, size_t len, const struct co
 	rc = c->file ? conf_parse_buf(c, c->file, buf, len) : -ENOMEM;
 	c->depth--;
 	return conf_finish(c, rc, out);
+}
+
+bool conf_res_unauthenticated(const struct conf *c, const struct conf_res *r)
+{
+	return r->me && r->peer && !conf_res_get(c, r, CONF_SECT_NET, "cram-hmac-alg") &&
+	       !conf_res_bool(c, r, CONF_SECT_NET, "allow-unauthenticated");
 }
 
 bool conf_host_has_name(const struct conf_host *h, const char *name)

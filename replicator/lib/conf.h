@@ -87,6 +87,9 @@ struct conf_res {
 struct conf_load_opts {
 	const char *hostname; /* NULL: TANDEM_HOSTNAME, then uname -n */
 	bool no_ip_check;     /* do not match floating sections against local addresses */
+	/* warn about each resource of this node whose peer would not be
+	 * authenticated (conf_res_unauthenticated): for tandemadm and tandemd */
+	bool warn_unauthenticated;
 };
 
 int conf_load(const char *path, const struct conf_load_opts *opts, struct diag *d,
@@ -116,6 +119,9 @@ bool conf_res_bool(const struct conf *c, const struct conf_res *r, enum conf_sec
 		   const char *name);
 const struct conf_val *conf_list_find(const struct conf_optlist *l, const char *name);
 bool conf_host_has_name(const struct conf_host *h, const char *name);
+/* A resource of this node with a peer, without cram-hmac-alg and without
+ * net { allow-unauthenticated yes; }: tandemd refuses to bring it up. */
+bool conf_res_unauthenticated(const struct conf *c, const struct conf_res *r);
 
 /* conf-dump.c: canonical 8.4 text as `drbdadm dump` prints it, and JSON. */
 int conf_dump(const struct conf *c, const char *const *res, unsigned int n_res, FILE *f);

@@ -248,7 +248,7 @@ EOT
 	done
 	{
 		echo "resource $CLIENT_RES {"
-		echo "	net { protocol C; $tu_netopt }"
+		echo "	net { protocol C; cram-hmac-alg sha256; shared-secret \"tandem-cluster-test\"; $tu_netopt }"
 		echo "	disk { resync-rate 200M; c-plan-ahead 0; $tu_disk }"
 		[ -z "$tu_conf" ] || echo "$tu_conf" | sed "s|@sbin@|/$sbin|g"
 		for tu_i in 1 2; do

@@ -50,7 +50,7 @@ for n in n1 n2; do
 done
 cat >"$tmp/tandem.conf" <<EOF
 resource mysql {
-	net { protocol C; }
+	net { protocol C; cram-hmac-alg sha256; shared-secret "tandem-cluster-test"; }
 	disk { resync-rate 200M; c-plan-ahead 0; }
 	on n1 {
 		device minor 0;

@@ -105,6 +105,7 @@ write_conf() {
 	cat >"$1" <<CONF
 resource r0 {
 	${IO_ENGINE:+disk { io-engine $IO_ENGINE; \}}
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 0; disk $2; meta-disk $3; address 127.0.0.1:$port; }
 	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:$port; }
 }

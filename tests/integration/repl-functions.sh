@@ -30,11 +30,16 @@ for n in "$ns_a" "$ns_b"; do ip -n "$n" link set lo up; done
 ip -n "$ns_a" link set "va$$" up
 ip -n "$ns_b" link set "vb$$" up
 
-# write_repl_conf FILE [NET-OPTIONS [DISK-OPTIONS]]: r0 on alice and bob
+# write_repl_conf FILE [NET-OPTIONS [DISK-OPTIONS]]: r0 on alice and bob,
+# authenticated with a test secret unless NET-OPTIONS say how to authenticate
 write_repl_conf() {
+	case ${2:-} in
+	*cram-hmac-alg* | *allow-unauthenticated*) wrc_auth= ;;
+	*) wrc_auth='cram-hmac-alg sha256; shared-secret "tandem-test";' ;;
+	esac
 	cat >"$1" <<CONF
 resource r0 {
-	net { ${2:-} }
+	net { $wrc_auth ${2:-} }
 	disk { ${3:-resync-rate 100M; c-plan-ahead 0;} }
 	on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
 	on bob { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }

@@ -82,6 +82,7 @@ wait_until 20 "the fake tandemd listens" test -S "$run/tandemd.sock"
 cat >"$tmp/t.conf" <<CONF
 resource r0 {
 	startup { wfc-timeout 4; degr-wfc-timeout 1; }
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.1:7789; }
 	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:7789; }
 }

@@ -16,6 +16,7 @@ new_image "$tmp/d.img" 64M
 		disk=/dev/null
 		[ $i -eq 0 ] && disk=$tmp/d.img
 		printf 'resource res%04d {\n' $i
+		printf '\tnet { cram-hmac-alg sha256; shared-secret "tandem-test"; }\n'
 		printf '\ton alice { device minor %d; disk %s; meta-disk internal; address 127.0.0.1:%d; }\n' \
 			$i "$disk" $((port + i))
 		printf '\ton bob { device minor %d; disk /dev/null; meta-disk internal; address 127.0.0.2:%d; }\n}\n' \

@@ -13,10 +13,12 @@ conf() {
 resource r0 {
 	disk { on-io-error $1; }
 	handlers { local-io-error "env > $tmp/handler.env; echo handler ran; exit 0"; }
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 0; disk $tmp/d.img; meta-disk internal; address 127.0.0.1:$port; }
 	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:$port; }
 }
 resource r1 {
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 1; disk $tmp/e.img; meta-disk internal; address 127.0.0.1:$port2; }
 	on bob { device minor 1; disk /dev/null; meta-disk internal; address 127.0.0.2:$port2; }
 }

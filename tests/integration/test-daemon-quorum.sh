@@ -12,15 +12,18 @@ requires nbdsh
 cat >"$tmp/t.conf" <<CONF
 resource r0 {
 	options { quorum majority; on-no-quorum suspend-io; }
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 0; disk $tmp/d0.img; meta-disk internal; address 127.0.0.1:$port; }
 	on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:$port; }
 }
 resource r1 {
 	options { quorum majority; on-no-quorum io-error; }
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 1; disk $tmp/d1.img; meta-disk internal; address 127.0.0.1:$port2; }
 	on bob { device minor 1; disk /dev/null; meta-disk internal; address 127.0.0.2:$port2; }
 }
 resource r2 {
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 2; disk $tmp/d2.img; meta-disk internal; address 127.0.0.1:$((port + 2)); }
 	on bob { device minor 2; disk /dev/null; meta-disk internal; address 127.0.0.2:$((port + 2)); }
 }

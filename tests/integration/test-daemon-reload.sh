@@ -16,6 +16,7 @@ ctl up r0 || fail "up r0"
 # add r1 (its own minor and port), then SIGHUP
 cat >>"$tmp/t.conf" <<CONF
 resource r1 {
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on alice { device minor 1; disk $tmp/b.img; meta-disk internal; address 127.0.0.1:$port2; }
 	on bob { device minor 1; disk /dev/null; meta-disk internal; address 127.0.0.2:$port2; }
 }

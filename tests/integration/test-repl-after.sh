@@ -6,7 +6,7 @@
 
 for f in a0 b0 a1 b1; do new_image "$tmp/$f.img" 32M; done
 cat >"$tmp/t.conf" <<CONF
-common { net { connect-int 1; timeout 5; } }
+common { net { connect-int 1; timeout 5; cram-hmac-alg sha256; shared-secret "tandem-test"; } }
 resource r0 {
 	disk { resync-rate 4M; c-plan-ahead 0; }
 	on alice { device minor 0; disk $tmp/a0.img; meta-disk internal; address $ip_a:7789; }

@@ -72,6 +72,7 @@ echo "ok: garbage on the replication port refused and counted; the log rate-limi
 # with a configuration that names other hosts
 cat >"$tmp/other.conf" <<CONF
 resource r0 {
+	net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 	on mallory { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }
 	on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
 }

@@ -361,6 +361,7 @@ write_conf() {
 	cat >"$tmp/t.conf" <<-CONF
 	resource r0 {
 		disk { al-extents $1; }
+		net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 		on alice { device minor 0; disk $data; meta-disk internal; address 127.0.0.1:7789; }
 		on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:7789; }
 	}

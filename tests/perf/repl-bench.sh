@@ -545,7 +545,7 @@ link_desc() {
 write_conf() {
 	cat >"$tmp/t.conf" <<-CONF
 	resource r0 {
-		net { protocol $1; $2 }
+		net { protocol $1; cram-hmac-alg sha256; shared-secret "tandem-bench"; $2 }
 		disk { $3 }
 		on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
 		on bob { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }

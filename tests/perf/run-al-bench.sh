@@ -67,10 +67,12 @@ make_files() {
 	dd if=/dev/zero of="$tmp/meta" bs=1M count=16 conv=fsync status=none
 	cat >"$tmp/t.conf" <<-CONF
 	resource rint {
+		net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 		on alice { device minor 0; disk $tmp/data; meta-disk internal; address 127.0.0.1:7789; }
 		on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:7789; }
 	}
 	resource rext {
+		net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
 		on alice { device minor 1; disk $tmp/data; meta-disk $tmp/meta; address 127.0.0.1:7790; }
 		on bob { device minor 1; disk /dev/null; meta-disk internal; address 127.0.0.2:7790; }
 	}

@@ -400,9 +400,63 @@ static void test_rules_per_resource(void **state)
 	unit_done(&u);
 }
 
+/*
+ * The opt-in for an unauthenticated peer (conf_load_opts.warn_unauthenticated,
+ * as tandemadm and tandemd load): a resource of this node with a peer and
+ * neither cram-hmac-alg nor allow-unauthenticated is warned about at the
+ * resource, and conf_res_unauthenticated() says tandemd will refuse it.
+ */
+static void test_unauthenticated(void **state)
+{
+	struct conf_load_opts o = {.hostname = UNIT_HOST, .no_ip_check = true,
+				   .warn_unauthenticated = true};
+	struct unit_conf u;
+
+	(void)state;
+	unit_load_opts(&u, UNIT_FILE, RES("") RES_N("r1", "1", "7790", ""), &o);
+	assert_loaded(&u);
+	assert_warning_at(u.d, 1, 1, "net { allow-unauthenticated yes; }");
+	assert_warning_at(u.d, 5, 1, "resource r1: its peer would not be authenticated");
+	assert_int_equal(diag_count(u.d, DIAG_WARN), 2);
+	assert_true(conf_res_unauthenticated(u.c, conf_find_res(u.c, "r0")));
+	unit_done(&u);
+
+	/* a secret (from common too), or the opt-in: nothing to say */
+	unit_load_opts(&u, UNIT_FILE,
+		       RES("  net { cram-hmac-alg sha256; shared-secret \"s\"; }\n")
+			   RES_N("r1", "1", "7790", "  net { allow-unauthenticated yes; }\n"),
+		       &o);
+	assert_loaded(&u);
+	assert_no_warnings(u.d);
+	assert_false(conf_res_unauthenticated(u.c, conf_find_res(u.c, "r0")));
+	assert_false(conf_res_unauthenticated(u.c, conf_find_res(u.c, "r1")));
+	unit_done(&u);
+	unit_load_opts(&u, UNIT_FILE,
+		       "common { net { cram-hmac-alg sha1; shared-secret \"s\"; } }\n" RES(""), &o);
+	assert_loaded(&u);
+	assert_no_warnings(u.d);
+	unit_done(&u);
+	/* allow-unauthenticated no is the default, said explicitly */
+	unit_load_opts(&u, UNIT_FILE, RES("  net { allow-unauthenticated no; }\n"), &o);
+	assert_warning_at(u.d, 1, 1, "not be authenticated");
+	unit_done(&u);
+
+	/* not a resource of this node: not this node's business */
+	o.hostname = "gamma";
+	unit_load_opts(&u, UNIT_FILE, RES(""), &o);
+	assert_no_warnings(u.d);
+	assert_false(conf_res_unauthenticated(u.c, conf_find_res(u.c, "r0")));
+	unit_done(&u);
+	/* and without the option (the library's default), no warning either */
+	unit_load(&u, RES(""));
+	assert_no_warnings(u.d);
+	assert_true(conf_res_unauthenticated(u.c, conf_find_res(u.c, "r0")));
+	unit_done(&u);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[UNIT_ARRAY_SIZE(cases) + 2];
+	struct CMUnitTest tests[UNIT_ARRAY_SIZE(cases) + 3];
 	size_t n = 0, i;
 
 	for (i = 0; i < UNIT_ARRAY_SIZE(cases); i++) {
@@ -412,5 +466,6 @@ int main(void)
 	}
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_all_rules_reported);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_rules_per_resource);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_unauthenticated);
 	return _cmocka_run_group_tests("conf-check", tests, n, NULL, unit_teardown);
 }

@@ -231,6 +231,7 @@ int main(int argc, char **argv)
 	struct diag *diag;
 	int opt, rc;
 
+	co->warn_unauthenticated = true;
 	d.run_dir = getenv("TANDEM_RUN_DIR") ? getenv("TANDEM_RUN_DIR") : DEFAULT_RUN_DIR;
 	d.state_dir = getenv("TANDEM_STATE_DIR") ? getenv("TANDEM_STATE_DIR") : DEFAULT_STATE_DIR;
 	d.fault_injection = getenv("TANDEM_FAULT_INJECTION") &&

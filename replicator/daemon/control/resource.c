@@ -184,6 +184,10 @@ int resource_up(struct resource *r, struct reply_err *e)
 			return rc;
 		}
 	}
+	if (peer_refuse_unauthenticated(r, e) < 0) {
+		log_res(LOG_ERR, r->name, "not brought up: %s", e->msg);
+		return -EACCES;
+	}
 	/* Diskless -> Attaching -> what the metadata says (the state table) */
 	state_change_disks(r, DISK_ATTACHING, "attach");
 	for (i = 0; i < r->n_vols; i++) {

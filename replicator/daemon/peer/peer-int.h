@@ -5,6 +5,7 @@
 #ifndef TANDEM_PEER_INT_H
 #define TANDEM_PEER_INT_H
 
+#include "auth.h"
 #include "digest.h"
 #include "gi.h"
 #include "peer/peer.h"
@@ -185,6 +186,20 @@ int peer_send(struct peer *p, const struct wire_pkt *pkt);
 int peer_send_meta(struct peer *p, const struct wire_pkt *pkt);
 void peer_fail(struct peer *p, int rc);    /* end the session */
 struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
+
+/* peer-auth.c: before authentication (doc/wire-protocol.md §5.4, §5.5) */
+#define PEER_PREAUTH_MS 5000 /* the whole setup of one socket */
+/* "10.0.0.9:51234" (or "[fd00::9]:51234") of a socket's other end. */
+void peer_addr_of_fd(int fd, char *buf, size_t n);
+/* Count and log (rate-limited) a refusal of the connection fd (< 0: none). */
+void peer_preauth_log(struct peer *p, int fd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* accept4() on the listener; one from another address than the peer's is
+ * closed unread and logged: -EPERM. The fd, or a negative errno. */
+int peer_accept(struct peer *p);
+/* CRAM-HMAC on one socket, p->agreed's version: 0, -EACCES (refused, logged)
+ * or a socket error. */
+int peer_authenticate(struct peer *p, struct pktio *io, enum auth_purpose purpose);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 int peer_send_state(struct peer *p, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);

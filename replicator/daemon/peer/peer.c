@@ -21,7 +21,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,124 +90,6 @@ static void tune(int fd, const struct peer *p)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (p->sndbuf)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &p->sndbuf, sizeof(p->sndbuf));
-}
-
-/* ---------------------------------------------------------------- before authentication */
-
-#define PREAUTH_MS 5000	       /* the whole setup of one socket (§5.5) */
-#define PREAUTH_LOG_MS 10000   /* at most one refusal logged per this */
-
-/* "10.0.0.9:51234" (or "[fd00::9]:51234") of a socket's other end. */
-static void addr_of_fd(int fd, char *buf, size_t n)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	char ip[INET6_ADDRSTRLEN] = "?";
-	unsigned int port = 0;
-
-	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
-		snprintf(buf, n, "(unknown address)");
-		return;
-	}
-	if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
-
-		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
-		port = ntohs(s6->sin6_port);
-		snprintf(buf, n, "[%s]:%u", ip, port);
-		return;
-	}
-	inet_ntop(AF_INET, &((const struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip));
-	port = ntohs(((const struct sockaddr_in *)&ss)->sin_port);
-	snprintf(buf, n, "%s:%u", ip, port);
-}
-
-/* Is the source of an accepted connection the configured peer address? */
-static bool from_peer(const struct peer *p, const struct sockaddr_storage *ss)
-{
-	const struct conf_addr *a = &resource_cr(p->r)->peer->addr;
-	struct in6_addr want6;
-	struct in_addr want4;
-
-	if (inet_pton(AF_INET, a->ip, &want4) == 1) {
-		if (ss->ss_family == AF_INET)
-			return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == want4.s_addr;
-		if (ss->ss_family == AF_INET6) {
-			const struct in6_addr *g = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-
-			return IN6_IS_ADDR_V4MAPPED(g) && !memcmp(&g->s6_addr[12], &want4, 4);
-		}
-		return false;
-	}
-	if (inet_pton(AF_INET6, a->ip, &want6) == 1 && ss->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &want6, sizeof(want6));
-	return false;
-}
-
-/*
- * Log a refusal before authentication, naming the connection's real
- * address: the first one, then at most one per PREAUTH_LOG_MS, which
- * counts the ones not logged. fd < 0: no connection to name.
- */
-static void __attribute__((format(printf, 3, 4)))
-preauth_log(struct peer *p, int fd, const char *fmt, ...)
-{
-	int64_t now = peer_now_ms();
-	char addr[INET6_ADDRSTRLEN + 16], msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	addr_of_fd(fd, addr, sizeof(addr));
-	pthread_mutex_lock(&p->lock);
-	p->pre_refused++;
-	snprintf(p->pre_last, sizeof(p->pre_last), "connection from %s refused: %s", addr, msg);
-	pthread_mutex_unlock(&p->lock);
-	if (p->pre_logged_ms && now - p->pre_logged_ms < PREAUTH_LOG_MS) {
-		p->pre_suppressed++;
-		return;
-	}
-	if (p->pre_suppressed)
-		log_res(LOG_WARNING, p->r->name,
-			"connection from %s refused: %s (and %u other refusals in the last %d s)",
-			addr, msg, p->pre_suppressed, (int)((now - p->pre_logged_ms) / 1000));
-	else
-		log_res(LOG_WARNING, p->r->name, "connection from %s refused: %s", addr, msg);
-	p->pre_logged_ms = now;
-	p->pre_suppressed = 0;
-}
-
-void peer_status_refusals(struct resource *r, json_object *o)
-{
-	struct peer *p = r->peer;
-
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->lock);
-	json_object_object_add(o, "refused", json_object_new_uint64(p->pre_refused));
-	if (p->pre_last[0])
-		json_object_object_add(o, "last_refused", json_object_new_string(p->pre_last));
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* accept4() one connection; one from another address than the peer's is
- * closed before anything is read from it (§5.5): -EPERM. */
-static int accept_peer(struct peer *p)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	int fd = accept4(p->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (!from_peer(p, &ss)) {
-		preauth_log(p, fd, "not the peer's address %s",
-			    resource_cr(p->r)->peer->addr.ip);
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
 }
 
 static int listen_on(struct peer *p)
@@ -288,11 +169,11 @@ static void own_hello(const struct peer *p, enum wire_stream stream, uint64_t co
 static int check_hello(struct peer *p, struct pktio *io, const struct wire_hello *h)
 {
 	if (strcmp(h->res, p->r->name)) {
-		preauth_log(p, pktio_fd(io), "it is for resource '%.64s'", h->res);
+		peer_preauth_log(p, pktio_fd(io), "it is for resource '%.64s'", h->res);
 		return -EPROTO;
 	}
 	if (!conf_host_has_name(resource_cr(p->r)->peer, h->node)) {
-		preauth_log(p, pktio_fd(io), "it claims node '%.64s', the configured peer is '%s'",
+		peer_preauth_log(p, pktio_fd(io), "it claims node '%.64s', the configured peer is '%s'",
 			    h->node, p->peer_name);
 		return -EPROTO;
 	}
@@ -318,151 +199,11 @@ static int negotiate(struct peer *p, struct pktio *io, const struct wire_pkt *ow
 	if (rc == -EALREADY)
 		return rc;
 	if (rc < 0) {
-		preauth_log(p, pktio_fd(io), "%s", why);
+		peer_preauth_log(p, pktio_fd(io), "%s", why);
 		return rc == -EACCES || rc == -EPROTONOSUPPORT ? -EACCES : rc;
 	}
 	pktio_set_features(io, ag->features);
 	return 0;
-}
-
-/* ---------------------------------------------------------------- auth */
-
-/* Send our P_AUTH_RESPONSE over msg (version 2's M, version 1's challenge). */
-static int send_response(struct peer *p, struct pktio *io, const uint8_t *msg, size_t len,
-			 int tmo)
-{
-	uint8_t resp[AUTH_RESPONSE_MAX];
-	size_t rlen = sizeof(resp);
-	struct wire_pkt pkt;
-	int rc = auth_response(p->alg, p->secret, strlen(p->secret), msg, len, resp, &rlen);
-
-	if (rc < 0)
-		return rc == -EIO ? -EIO : -EACCES;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = WIRE_P_AUTH_RESPONSE;
-	pkt.volume = WIRE_VOL_NONE;
-	pkt.digest = resp;
-	pkt.digest_len = (uint32_t)rlen;
-	return pktio_send(io, &pkt, tmo);
-}
-
-/* Receive the peer's P_AUTH_RESPONSE and check it over msg. */
-static int check_response(struct peer *p, struct pktio *io, const uint8_t *msg, size_t len,
-			  int tmo)
-{
-	char why[WIRE_REASON_MAX];
-	struct wire_pkt pkt;
-	int rc = pktio_recv(io, tmo, &pkt, why, sizeof(why));
-
-	if (rc == -ECONNRESET && p->initiator && p->agreed.auth_v2) {
-		preauth_log(p, pktio_fd(io),
-			    "Authentication of peer failed: it closed the connection instead of "
-			    "answering our response (a different shared-secret on the two nodes?)");
-		return -EACCES;
-	}
-	if (rc < 0) {
-		preauth_log(p, pktio_fd(io), "during authentication: %s",
-			    rc == -ETIMEDOUT ? "no response in time" : rc == -ECONNRESET ? "closed" : why);
-		return rc;
-	}
-	if (pkt.type != WIRE_P_AUTH_RESPONSE ||
-	    auth_verify(p->alg, p->secret, strlen(p->secret), msg, len, pkt.digest,
-			pkt.digest_len) < 0) {
-		preauth_log(p, pktio_fd(io),
-			    "Authentication of peer failed: wrong shared-secret? (cram-hmac-alg %s, "
-			    "cram-hmac-version %d); if it is the real peer, fix the configuration, "
-			    "then 'tandemadm adjust %s'",
-			    p->alg, p->agreed.auth_v2 ? 2 : 1, p->r->name);
-		return -EACCES;
-	}
-	return 0;
-}
-
-/*
- * CRAM-HMAC on one socket (§5.4). Version 2: the initiator proves first,
- * the acceptor answers only a right proof. A failure is one before
- * authentication (§5.5): -EACCES or a socket error, the attempt closed.
- */
-static int authenticate(struct peer *p, struct pktio *io, enum auth_purpose purpose)
-{
-	uint8_t own[AUTH_CHALLENGE_LEN], theirs[AUTH_CHALLENGE_LEN];
-	uint8_t m_own[AUTH_V2_MSG_MAX], m_peer[AUTH_V2_MSG_MAX];
-	size_t own_len = sizeof(m_own), peer_len = sizeof(m_peer);
-	int tmo = p->ping_timeout_ms * 4;
-	char why[WIRE_REASON_MAX];
-	struct wire_pkt pkt;
-	struct auth_v2 a;
-	int rc;
-
-	if (!p->alg[0])
-		return 0;
-	if (auth_challenge_new(own) < 0)
-		return -EIO;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = WIRE_P_AUTH_CHALLENGE;
-	pkt.volume = WIRE_VOL_NONE;
-	snprintf(pkt.u.challenge.alg, sizeof(pkt.u.challenge.alg), "%s", p->alg);
-	memcpy(pkt.u.challenge.challenge, own, sizeof(own));
-	rc = pktio_send(io, &pkt, tmo);
-	if (rc < 0)
-		return rc;
-	rc = pktio_recv(io, tmo, &pkt, why, sizeof(why));
-	if (rc < 0) {
-		preauth_log(p, pktio_fd(io), "during authentication: %s",
-			    rc == -ETIMEDOUT ? "no challenge in time" : why);
-		return rc;
-	}
-	if (pkt.type != WIRE_P_AUTH_CHALLENGE) {
-		preauth_log(p, pktio_fd(io),
-			    "Authentication of peer failed: expected P_AUTH_CHALLENGE, got %s",
-			    wire_type_name(pkt.type));
-		return -EACCES;
-	}
-	if (strcmp(pkt.u.challenge.alg, p->alg)) {
-		preauth_log(p, pktio_fd(io),
-			    "Authentication of peer failed: the peer uses cram-hmac-alg %.64s, we "
-			    "use %s; configure the same on both nodes",
-			    pkt.u.challenge.alg, p->alg);
-		return -EACCES;
-	}
-	memcpy(theirs, pkt.u.challenge.challenge, sizeof(theirs));
-	rc = auth_check_peer_challenge(own, theirs, sizeof(theirs));
-	if (rc < 0) {
-		preauth_log(p, pktio_fd(io), "Authentication of peer failed: %s",
-			    rc == -EACCES ? "it reflected our challenge" : "a malformed challenge");
-		return -EACCES;
-	}
-	if (!p->agreed.auth_v2) { /* DRBD's: answer at once, then check */
-		rc = send_response(p, io, theirs, sizeof(theirs), tmo);
-		if (rc == 0)
-			rc = check_response(p, io, own, sizeof(own), tmo);
-		return rc;
-	}
-	a = (struct auth_v2){.purpose = purpose,
-			     .conn_id = p->conn_id,
-			     .res = p->r->name,
-			     .initiator = p->initiator ? p->me : p->peer_node,
-			     .acceptor = p->initiator ? p->peer_node : p->me,
-			     .initiator_challenge = p->initiator ? own : theirs,
-			     .acceptor_challenge = p->initiator ? theirs : own};
-	rc = auth_v2_message(&a, p->initiator ? AUTH_INITIATOR : AUTH_ACCEPTOR, m_own, &own_len);
-	if (rc == 0)
-		rc = auth_v2_message(&a, p->initiator ? AUTH_ACCEPTOR : AUTH_INITIATOR, m_peer,
-				     &peer_len);
-	if (rc < 0) {
-		preauth_log(p, pktio_fd(io), "Authentication of peer failed: %s", strerror(-rc));
-		return -EACCES;
-	}
-	if (p->initiator) {
-		rc = send_response(p, io, m_own, own_len, tmo);
-		if (rc == 0)
-			rc = check_response(p, io, m_peer, peer_len, tmo);
-	} else {
-		rc = check_response(p, io, m_peer, peer_len, tmo);
-		if (rc == 0) /* only a peer that proved itself gets our answer */
-			rc = send_response(p, io, m_own, own_len, tmo);
-	}
-	return rc;
 }
 
 /* ---------------------------------------------------------------- attempts */
@@ -476,13 +217,15 @@ static int recv_hello(struct peer *p, struct pktio *io, struct wire_hello *h)
 
 	if (rc < 0) {
 		if (rc == -ETIMEDOUT)
-			preauth_log(p, pktio_fd(io), "no P_HELLO in time");
-		else if (rc != -ECONNRESET)
-			preauth_log(p, pktio_fd(io), "bad first packet: %s", why);
+			peer_preauth_log(p, pktio_fd(io), "no P_HELLO in time");
+		else if (rc == -ECONNRESET)
+			peer_preauth_log(p, pktio_fd(io), "closed before its P_HELLO");
+		else
+			peer_preauth_log(p, pktio_fd(io), "bad first packet: %s", why);
 		return rc;
 	}
 	if (pkt.type != WIRE_P_HELLO) {
-		preauth_log(p, pktio_fd(io), "first packet is %s, not P_HELLO",
+		peer_preauth_log(p, pktio_fd(io), "first packet is %s, not P_HELLO",
 			    wire_type_name(pkt.type));
 		return -EPROTO;
 	}
@@ -505,10 +248,16 @@ void peer_sleep(struct peer *p, int ms)
 		int n = poll(f, p->lfd >= 0 ? 2 : 1, (int)(end - peer_now_ms()));
 
 		if (n > 0 && (f[1].revents & POLLIN)) {
-			int fd = accept_peer(p);
+			int fd = peer_accept(p);
 
-			if (fd >= 0)
+			if (fd >= 0) { /* the peer retries within connect-int */
+				char addr[INET6_ADDRSTRLEN + 16];
+
+				peer_addr_of_fd(fd, addr, sizeof(addr));
+				log_res(LOG_DEBUG, p->r->name,
+					"connection from %s closed: between two attempts of ours", addr);
 				close(fd);
+			}
 		}
 	}
 }
@@ -516,7 +265,7 @@ void peer_sleep(struct peer *p, int ms)
 /* Accept one incoming socket and read its P_HELLO. */
 static int accept_one(struct peer *p, struct pktio **out, struct wire_hello *h)
 {
-	int fd = accept_peer(p), rc;
+	int fd = peer_accept(p), rc;
 	struct pktio *io;
 
 	if (fd < 0)
@@ -527,7 +276,7 @@ static int accept_one(struct peer *p, struct pktio **out, struct wire_hello *h)
 		close(fd);
 		return rc;
 	}
-	pktio_set_deadline(io, PREAUTH_MS);
+	pktio_set_deadline(io, PEER_PREAUTH_MS);
 	rc = recv_hello(p, io, h);
 	if (rc == 0)
 		rc = check_hello(p, io, h);
@@ -586,7 +335,7 @@ static int establish_data(struct peer *p)
 			int fd = connect_start(p);
 
 			if (fd >= 0 && pktio_new(fd, WIRE_STREAM_DATA, &out) == 0) {
-				pktio_set_deadline(out, PREAUTH_MS);
+				pktio_set_deadline(out, PEER_PREAUTH_MS);
 				st = CONNECTING;
 				deadline = t + p->connect_int_ms;
 				my_id = random_id();
@@ -705,7 +454,7 @@ static int establish_meta(struct peer *p)
 			close(fd);
 			return rc;
 		}
-		pktio_set_deadline(io, PREAUTH_MS);
+		pktio_set_deadline(io, PEER_PREAUTH_MS);
 		f = (struct pollfd){fd, POLLOUT, 0};
 		if (poll(&f, 1, p->connect_int_ms) <= 0 || (f.revents & (POLLERR | POLLHUP))) {
 			pktio_free(io);
@@ -724,6 +473,10 @@ static int establish_meta(struct peer *p)
 			struct pollfd f = {p->lfd, POLLIN, 0};
 			int64_t left = deadline - peer_now_ms();
 
+			if (left <= 0 && !stopping(p))
+				peer_preauth_log(p, pktio_fd(p->data),
+						 "no meta socket within %d ms of the data socket",
+						 p->ping_timeout_ms * 4 + p->connect_int_ms);
 			if (left <= 0 || stopping(p))
 				return -ETIMEDOUT;
 			if (poll(&f, 1, (int)left) <= 0)
@@ -743,11 +496,11 @@ static int establish_meta(struct peer *p)
 			rc = negotiate(p, io, &own, &h, &ag);
 	}
 	if (rc == 0 && (ag.features != p->agreed.features || strcmp(h.node, p->peer_node))) {
-		preauth_log(p, pktio_fd(io), "its meta socket does not match its data socket");
+		peer_preauth_log(p, pktio_fd(io), "its meta socket does not match its data socket");
 		rc = -EPROTO;
 	}
 	if (rc == 0)
-		rc = authenticate(p, io, AUTH_META);
+		rc = peer_authenticate(p, io, AUTH_META);
 	if (rc < 0) {
 		pktio_free(io);
 		return rc;
@@ -821,7 +574,7 @@ static void *peer_thread(void *arg)
 		if (rc == -ECANCELED)
 			break;
 		if (rc == 0)
-			rc = authenticate(p, p->data, AUTH_DATA);
+			rc = peer_authenticate(p, p->data, AUTH_DATA);
 		if (rc == 0) {
 			pktio_set_deadline(p->data, 0);
 			rc = establish_meta(p);
@@ -832,12 +585,19 @@ static void *peer_thread(void *arg)
 				peer_sleep(p, rc == -EACCES ? p->connect_int_ms : 500);
 			continue;
 		}
-		addr_of_fd(pktio_fd(p->data), addr, sizeof(addr));
+		peer_addr_of_fd(pktio_fd(p->data), addr, sizeof(addr));
 		log_res(LOG_INFO, p->r->name, "connected to %s (%s), %s%s", p->peer_node, addr,
 			p->initiator ? "as initiator" : "as acceptor",
 			!p->alg[0]		? ", not authenticated"
 			: p->agreed.auth_v2 ? ", authenticated (cram-hmac-version 2)"
 					    : ", authenticated (cram-hmac-version 1)");
+		if (p->pre_suppressed) {
+			pthread_mutex_lock(&p->lock);
+			log_res(LOG_WARNING, p->r->name,
+				"%u refusals before this connection were not logged; the latest: %s",
+				p->pre_suppressed, p->pre_last);
+			pthread_mutex_unlock(&p->lock);
+		}
 		p->pre_logged_ms = 0;
 		p->pre_suppressed = 0;
 		peer_set_conn(p, CONN_WFREPORTPARAMS, NULL);
@@ -906,6 +666,8 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 		ERRF(e, 10, "%s has no peer address configured", r->name);
 		return -EINVAL;
 	}
+	if (peer_refuse_unauthenticated(r, e) < 0)
+		return -EACCES;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		ERRF(e, 20, "out of memory");
@@ -929,9 +691,11 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 			"cannot listen on %s:%u yet: %s (is the address on this node, the port "
 			"free?); retrying every connect-int",
 			resource_cr(r)->me->addr.ip, resource_cr(r)->me->addr.port, strerror(-p->lfd));
-	if (!p->secret[0] && !p->alg[0])
+	if (!p->alg[0])
 		log_res(LOG_WARNING, r->name,
-			"no cram-hmac-alg/shared-secret configured: the peer is not authenticated");
+			"allow-unauthenticated: the peer is not authenticated; anything that "
+			"connects from %s is taken for it",
+			resource_cr(r)->peer->addr.ip);
 	r->peer = p;
 	/* StandAlone -> Unconnected -> WFConnection, as the state table says */
 	if (resource_state(r).conn == CONN_STANDALONE)

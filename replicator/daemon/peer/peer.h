@@ -64,6 +64,10 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv);
  * connection was configured) and "last_refused" (the latest, with its
  * source address) into a resource's status. Main loop. */
 void peer_status_refusals(struct resource *r, json_object *o);
+/* The resource would replicate with an unauthenticated peer without the
+ * configuration's opt-in (conf_res_unauthenticated): -EACCES with an error
+ * naming its file:line and the two fixes; else 0. */
+int peer_refuse_unauthenticated(struct resource *r, struct reply_err *e);
 /* resync-after changed (reload), or the resource it names changed. */
 void resync_after_changed(struct resource *r);
 
