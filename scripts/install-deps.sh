@@ -13,7 +13,7 @@ TEST_PKGS="corosync pacemaker pacemaker-cli-utils resource-agents
 	libnbd-bin python3-libnbd nbdkit fio drbd-utils iproute2 fuse3
 	e2fsprogs util-linux procps psmisc perl shellcheck
 	crmsh pcs fence-agents python3 libxml2-utils iputils-ping
-	corosync-qnetd corosync-qdevice"
+	corosync-qnetd corosync-qdevice systemd"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps.sh: must run as root (it calls apt-get)" >&2
