@@ -8,8 +8,19 @@
 #include "al.h"
 #include "md-replay.h"
 
+/* The bits of bitmap byte b below bit `bits` (the device end). */
+static uint8_t in_device(uint64_t b, uint64_t bits)
+{
+	if ((b + 1) * 8 <= bits)
+		return 0xff;
+	if (b * 8 >= bits)
+		return 0;
+	return (uint8_t)((1u << (bits - b * 8)) - 1);
+}
+
 /* Set the 128 bitmap bytes of each active extent; bits past the device
- * end stay zero (ondisk-format, BITMAP). Returns newly set bits. */
+ * end are written as zero, also ones set before (ondisk-format, BITMAP).
+ * Returns newly set bits. */
 static uint64_t mark_extents(uint8_t *bm, uint64_t bm_bytes, uint64_t bits,
 			     const struct al_replay *r, struct md_replay_result *res)
 {
@@ -25,16 +36,14 @@ static uint64_t mark_extents(uint8_t *bm, uint64_t bm_bytes, uint64_t bits,
 			continue;
 		}
 		for (b = off; b < off + 128 && b < bm_bytes; b++) {
-			newly += (uint64_t)__builtin_popcount((uint8_t)~bm[b]);
-			bm[b] = 0xff;
+			uint8_t in = in_device(b, bits);
+
+			newly += (uint64_t)__builtin_popcount((uint8_t)(in & ~bm[b]));
+			bm[b] |= in;
 		}
 	}
-	for (bit = bits; newly && bit < bm_bytes * 8; bit++) {
-		if (bm[bit / 8] & (1u << (bit % 8))) {
-			bm[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
-			newly--;
-		}
-	}
+	for (bit = bits; newly && bit < bm_bytes * 8; bit++)
+		bm[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
 	return newly;
 }
 
