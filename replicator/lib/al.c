@@ -537,6 +537,19 @@ int al_commit_prepare(struct al *al, struct al_tx *tx, void *buf)
 	return 0;
 }
 
+/*
+ * The number of the transaction after tr: tr + 1, except at the 32-bit
+ * wrap of a ring whose size does not divide 2^32, where 0 would land on
+ * the block of tr itself and overwrite it; the first number at the next
+ * ring position is newer by serial-number arithmetic all the same.
+ */
+static uint32_t al_tr_after(uint32_t tr, uint32_t blocks)
+{
+	if (tr != UINT32_MAX)
+		return tr + 1;
+	return (uint32_t)(((uint64_t)UINT32_MAX + 1) % blocks);
+}
+
 void al_commit_finish(struct al *al, const struct al_tx *tx, int rc)
 {
 	if (!al->tx_open || !tx->n)
@@ -544,7 +557,7 @@ void al_commit_finish(struct al *al, const struct al_tx *tx, int rc)
 	al->tx_open = false;
 	if (rc < 0)
 		return; /* the changes stay pending; the next transaction retries them */
-	al->tr_number++;
+	al->tr_number = al_tr_after(al->tr_number, al_ring_blocks(al));
 	al->cycle += AL_CONTEXT_PER_TR;
 	if (al->cycle >= al->nr)
 		al->cycle = 0;
