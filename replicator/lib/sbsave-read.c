@@ -36,6 +36,7 @@ static int bad(struct rd *d, const char *field, const char *fmt, ...)
 static int bad(struct rd *d, const char *field, const char *fmt, ...)
 {
 	va_list ap;
+	char *c;
 	int n;
 
 	if (d->rlen == 0)
@@ -47,6 +48,10 @@ static int bad(struct rd *d, const char *field, const char *fmt, ...)
 		vsnprintf(d->reason + n, d->rlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
+	/* one line: control characters of the quoted manifest text as '?' */
+	for (c = d->reason; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return -EINVAL;
 }
 
@@ -300,7 +305,7 @@ static int parse_manifest(struct rd *d, const char *buf, size_t len)
 	if (e != json_tokener_success)
 		return bad(d, NULL, "not valid JSON at byte %zu: %s", end,
 			   json_tokener_error_desc(e));
-	if (end < len && buf[end + strspn(buf + end, " \t\r\n")] != '\0') {
+	if (end < len && strspn(buf + end, " \t\r\n") != len - end) { /* a NUL is data too */
 		json_object_put(top);
 		return bad(d, NULL, "data after the JSON object at byte %zu", end);
 	}

@@ -68,7 +68,8 @@ bool sbsave_parse_name(const char *name, time_t *created, unsigned int *volume)
 	struct tm tm = {0};
 	const char *p;
 	unsigned int vnr, k;
-	char *end;
+	char *end, again[16];
+	time_t t;
 
 	/* sb-YYYYMMDDTHHMMSSZ-vN[-K] */
 	if (strncmp(name, "sb-", 3) != 0 || !digits(name + 3, 8) || name[11] != 'T' ||
@@ -77,6 +78,12 @@ bool sbsave_parse_name(const char *name, time_t *created, unsigned int *volume)
 	end = strptime(name + 3, "%Y%m%dT%H%M%S", &tm);
 	if (!end || end != name + 18)
 		return false;
+	/* a time that exists, as make_dir() prints it: not February 30 or
+	 * second 60, which strptime() takes */
+	t = timegm(&tm);
+	if (!gmtime_r(&t, &tm) || strftime(again, sizeof(again), "%Y%m%dT%H%M%S", &tm) != 15 ||
+	    memcmp(again, name + 3, 15) != 0)
+		return false;
 	if (!small_num(name + 21, &vnr, &p) || vnr > 65535)
 		return false;
 	if (*p == '-' && (!small_num(p + 1, &k, &p) || k < 2))
@@ -84,7 +91,7 @@ bool sbsave_parse_name(const char *name, time_t *created, unsigned int *volume)
 	if (*p)
 		return false;
 	if (created)
-		*created = timegm(&tm);
+		*created = t;
 	if (volume)
 		*volume = vnr;
 	return true;
