@@ -7,10 +7,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conf-int.h"
+#include "peercred.h"
 
 #define ERR(c, loc, kw, ...) diag_add((c)->diag, DIAG_ERR, loc, kw, __VA_ARGS__)
 #define WARN(c, loc, kw, ...) diag_add((c)->diag, DIAG_WARN, loc, kw, __VA_ARGS__)
@@ -453,9 +455,35 @@ static void check_quorum(struct conf *c, struct conf_res *r)
 	}
 }
 
+/* options { nbd-allow-group }: the group exists here (on this node's
+ * resources only: the others are checked where they run). */
+static void check_nbd_group(struct conf *c, struct conf_res *r)
+{
+	const struct conf_val *g = eff(c, r, CONF_SECT_OPTIONS, "nbd-allow-group");
+	gid_t gid;
+	int rc;
+
+	if (!g || !r->me)
+		return;
+	rc = peercred_group(g->text, &gid);
+	if (rc == 0)
+		return;
+	if (rc != -ENOENT)
+		WARN(c, &g->loc, "nbd-allow-group",
+		     "resource %s: cannot look group '%s' up: %s; only root may use the NBD "
+		     "export while it cannot be found",
+		     r->name, g->text, strerror(-rc));
+	else
+		ERR(c, &g->loc, "nbd-allow-group",
+		    "resource %s: there is no group '%s' on this node; create it (groupadd "
+		    "--system %s) or name an existing one (getent group)",
+		    r->name, g->text, g->text);
+}
+
 static void (*const res_rules[])(struct conf *, struct conf_res *) = {
 	check_res_name,	    check_hosts,   check_protocol, check_asb,  check_timeouts,
 	check_resync_after, check_startup, check_auth,	   check_misc, check_quorum,
+	check_nbd_group,
 };
 
 void conf_check(struct conf *c)

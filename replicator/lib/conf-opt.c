@@ -68,6 +68,16 @@ const struct conf_opt conf_opts[] = {
 	     "majority): suspend-io holds new reads and writes until quorum returns (status "
 	     "susp bit 3, counters.frozen); io-error fails new writes, trims and write-zeroes "
 	     "with EIO and still serves reads and flushes from the local disk."),
+	TYPED("nbd-allow-group", O, CONF_T_STRING, NULL,
+	      "A group whose members may use the resource's NBD export besides root: a "
+	      "client whose gid is the group's, or whose user is a member of it in the "
+	      "group database (getgrouplist), is served; any other local user is "
+	      "refused and closed before the handshake, and logged. The socket then "
+	      "gets the group and mode 0660 (tandemd needs CAP_CHOWN for that), and the "
+	      "run directory must let the group search it, e.g. mode 0711 "
+	      "(doc/nbd-frontend.md, Local clients). The group must exist on the nodes "
+	      "of the resource. Unset: root only, socket mode 0600. Applies from the next "
+	      "promotion."),
 
 	ENUM("protocol", N, "C", E("A", "B", "C"), 0,
 	     "Replication protocol: A completes a write once it is sent, B once the peer "
@@ -531,6 +541,12 @@ int conf_opt_parse(const struct conf_opt *o, const char *text, struct conf_value
 		out->idx = i;
 		return 0;
 	case CONF_T_STRING:
+		if (strcmp(o->name, "nbd-allow-group") == 0 &&
+		    (!text[0] || text[0] == '-' || strlen(text) > 63 || strpbrk(text, ":/, \t\n"))) {
+			snprintf(err, errlen, "a group name is 1 to 63 characters, without ':', "
+					      "'/', ',' or blanks, not starting with '-'");
+			return -EINVAL;
+		}
 		if (strcmp(o->name, "shared-secret") == 0 && strlen(text) > 64) {
 			snprintf(err, errlen, "the secret is %zu characters long; at most 64 are "
 					      "allowed",

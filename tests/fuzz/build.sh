@@ -44,6 +44,7 @@ json_flags=$($pkg_config --cflags --libs json-c)
 	"$lib/conf-parse.c" \
 	"$lib/conf-parse-vol.c" \
 	"$lib/conf-check.c" \
+	"$lib/peercred.c" \
 	"$lib/conf-dump.c" \
 	$json_flags
 mv -f "$out.tmp" "$out"

@@ -75,6 +75,11 @@ int resource_pause_sync(struct resource *r, bool pause, struct reply_err *e);
 int tandemd_reload(struct tandemd *d, char *msg, size_t msglen);
 int tandemd_add_resource(struct tandemd *d, const struct conf_res *cr);
 
+/* ctl-cmd.c: answer one request line (a JSON object with "ok"); whether
+ * it was a successful `events`, and with "now". */
+json_object *ctl_cmd_dispatch(struct tandemd *d, const char *line);
+bool ctl_cmd_is_events(const char *line, json_object *res, bool *now);
+
 /* ctl.c */
 struct ctl;
 int ctl_start(struct tandemd *d, const char *path, struct ctl **out);

@@ -1,7 +1,8 @@
 /*
  * ctl: the control socket (doc/control-protocol.md): newline-delimited
  * JSON requests from root, one handler row per command, answered on the
- * daemon's event loop.
+ * daemon's event loop. At most CTL_CLIENTS_MAX clients; one that sends
+ * no whole request for CTL_IDLE_MS is closed (not an event stream).
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "ratelimit.h"
 #include "control/control.h"
 #include "front/nbd-srv.h"
 #include "peer/peer.h"
@@ -32,6 +34,16 @@
 #define CTL_STALL_TEXT "60 s"
 #define CTL_LOG_EVERY_MS 10000
 #define CTL_ACCEPT_REST_MS 200
+/* Clients at once (the event streams included); one more gets an error
+ * line and is closed. */
+#define CTL_CLIENTS_MAX 64
+/* A client that sends no whole request this long after it connected, or
+ * after its last answer went out, is closed. */
+#define CTL_IDLE_MS 10000
+#define CTL_IDLE_TEXT "10 s"
+
+/* What clients can make us log, each kind at most every CTL_LOG_EVERY_MS */
+enum ctl_log { CTL_LOG_DROP, CTL_LOG_REST, CTL_LOG_REFUSED, CTL_LOG_IDLE, CTL_LOG_KINDS };
 
 struct ctl_client {
 	struct ctl *ctl;
@@ -45,6 +57,9 @@ struct ctl_client {
 	uint64_t progress_ms; /* output pending: when the client last took some */
 	qb_loop_timer_handle stall_timer;
 	bool stall_armed;
+	uint64_t active_ms; /* connected, or its last answer went out */
+	qb_loop_timer_handle idle_timer;
+	bool idle_armed;
 	struct ctl_client *next;
 	char buf[CTL_LINE_MAX];
 };
@@ -54,237 +69,11 @@ struct ctl {
 	int lfd;
 	char path[108];
 	struct ctl_client *clients;
+	unsigned int n_clients;
 	qb_loop_timer_handle rest_timer; /* out of file descriptors: accept later */
 	bool resting;
+	struct ratelimit *rl[CTL_LOG_KINDS];
 };
-
-typedef json_object *(*ctl_handler)(struct tandemd *d, json_object *req, struct reply_err *e);
-
-static const char *req_str(json_object *req, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(req, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
-}
-
-static bool req_bool(json_object *req, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(req, key, &v) && json_object_get_boolean(v);
-}
-
-static uint64_t req_u64(json_object *req, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(req, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-/* The resource a request names, or NULL with e filled. */
-static struct resource *req_res(struct tandemd *d, json_object *req, struct reply_err *e)
-{
-	const char *name = req_str(req, "res");
-	struct resource *r;
-
-	if (!name) {
-		e->exit = 1;
-		snprintf(e->msg, sizeof(e->msg), "the request names no resource ('res')");
-		return NULL;
-	}
-	r = resource_find(d, name);
-	if (!r) {
-		e->exit = 10;
-		snprintf(e->msg, sizeof(e->msg), "'%s' is not a resource of this node in %s", name,
-			 d->conf_path);
-		snprintf(e->hint, sizeof(e->hint), "'tandemadm sh-resources' lists them");
-	}
-	return r;
-}
-
-static json_object *h_status(struct tandemd *d, json_object *req, struct reply_err *e)
-{
-	json_object *o = json_object_new_object(), *list = json_object_new_array();
-	const char *name = req_str(req, "res");
-	unsigned int i;
-
-	if (name && !req_res(d, req, e)) {
-		json_object_put(o);
-		json_object_put(list);
-		return NULL;
-	}
-	for (i = 0; i < d->n_res; i++)
-		if (!name || !strcmp(name, d->res[i]->name))
-			json_object_array_add(list, resource_status(d->res[i]));
-	json_object_object_add(o, "resources", list);
-	return o;
-}
-
-#define SIMPLE_HANDLER(fn, call)                                                                   \
-	static json_object *fn(struct tandemd *d, json_object *req, struct reply_err *e)           \
-	{                                                                                          \
-		struct resource *r = req_res(d, req, e);                                           \
-                                                                                                   \
-		if (!r || (call) < 0)                                                              \
-			return NULL;                                                               \
-		return json_object_new_object();                                                   \
-	}
-
-SIMPLE_HANDLER(h_up, resource_up(r, e))
-SIMPLE_HANDLER(h_down, resource_down(r, req_bool(req, "force"), e))
-SIMPLE_HANDLER(h_primary, resource_primary(r, req_bool(req, "force"), e))
-SIMPLE_HANDLER(h_secondary, resource_secondary(r, req_bool(req, "force"), e))
-SIMPLE_HANDLER(h_connect, resource_connect(r, req_bool(req, "discard_my_data"), e))
-SIMPLE_HANDLER(h_disconnect, resource_disconnect(r, e))
-SIMPLE_HANDLER(h_invalidate, resource_invalidate(r, false, e))
-SIMPLE_HANDLER(h_invalidate_remote, resource_invalidate(r, true, e))
-SIMPLE_HANDLER(h_pause_sync, resource_pause_sync(r, true, e))
-SIMPLE_HANDLER(h_resume_sync, resource_pause_sync(r, false, e))
-SIMPLE_HANDLER(h_verify, peer_verify(r, req_u64(req, "start"), req_u64(req, "stop"), e))
-SIMPLE_HANDLER(h_resync_oos, peer_resync_oos(r, e))
-SIMPLE_HANDLER(h_resume_io, fence_resume_io(r, e))
-SIMPLE_HANDLER(h_outdate, resource_outdate(r, e))
-SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
-
-/* adjust: re-read the configuration (the same as SIGHUP); the resource
- * named must exist afterwards. */
-static json_object *h_adjust(struct tandemd *d, json_object *req, struct reply_err *e)
-{
-	char msg[2048];
-
-	if (tandemd_reload(d, msg, sizeof(msg)) < 0) {
-		e->exit = 10;
-		snprintf(e->msg, sizeof(e->msg), "%.500s", msg);
-		return NULL;
-	}
-	if (req_str(req, "res") && !req_res(d, req, e))
-		return NULL;
-	return json_object_new_object();
-}
-
-/* inject-fault (TANDEM_FAULT_INJECTION=1 only): make a volume's backing
- * device fail. {"res":R,"volume":N,"fail":"read"|"write"|"rw"|"flush"|"hang"|"none",
- * "meta":bool} */
-static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct reply_err *e)
-{
-	struct resource *r = req_res(d, req, e);
-	const char *fail = req_str(req, "fail");
-	json_object *jv;
-	unsigned int ops, i;
-	int vnr = 0;
-
-	if (!r)
-		return NULL;
-	if (!d->fault_injection) {
-		e->exit = 20;
-		snprintf(e->msg, sizeof(e->msg),
-			 "fault injection is off; start tandemd with TANDEM_FAULT_INJECTION=1 "
-			 "(for tests only)");
-		return NULL;
-	}
-	if (json_object_object_get_ex(req, "volume", &jv))
-		vnr = json_object_get_int(jv);
-	ops = !fail ? 0
-	      : !strcmp(fail, "read") ? VOLUME_FAULT_READ
-	      : !strcmp(fail, "write") ? VOLUME_FAULT_WRITE
-	      : !strcmp(fail, "rw")   ? VOLUME_FAULT_READ | VOLUME_FAULT_WRITE
-	      : !strcmp(fail, "hang") ? VOLUME_FAULT_HANG
-	      : !strcmp(fail, "flush") ? VOLUME_FAULT_FLUSH
-	      : !strcmp(fail, "none") ? 0
-				      : ~0u;
-	if (ops == ~0u) {
-		e->exit = 1;
-		snprintf(e->msg, sizeof(e->msg),
-			 "'fail' must be read, write, rw, flush, hang or none");
-		return NULL;
-	}
-	if (ops && req_bool(req, "meta"))
-		ops |= VOLUME_FAULT_META;
-	for (i = 0; i < r->n_vols; i++)
-		if ((int)r->vols[i].vnr == vnr)
-			break;
-	if (i == r->n_vols) {
-		e->exit = 10;
-		snprintf(e->msg, sizeof(e->msg), "%s has no volume %d", r->name, vnr);
-		return NULL;
-	}
-	volume_set_faults(&r->vols[i], ops);
-	log_res(LOG_WARNING, r->name, "volume %d: fault injection: %s%s", vnr, fail ? fail : "none",
-		(ops & VOLUME_FAULT_META) ? " (metadata too)" : "");
-	return json_object_new_object();
-}
-
-static json_object *h_events(struct tandemd *d, json_object *req, struct reply_err *e);
-
-static const struct {
-	const char *cmd;
-	ctl_handler fn;
-} handlers[] = {
-	{"status", h_status},
-	{"up", h_up},
-	{"attach", h_up},
-	{"down", h_down},
-	{"detach", h_down},
-	{"primary", h_primary},
-	{"secondary", h_secondary},
-	{"new-current-uuid", h_new_current_uuid},
-	{"connect", h_connect},
-	{"disconnect", h_disconnect},
-	{"invalidate", h_invalidate},
-	{"invalidate-remote", h_invalidate_remote},
-	{"pause-sync", h_pause_sync},
-	{"verify", h_verify},
-	{"resync-oos", h_resync_oos},
-	{"resume-io", h_resume_io},
-	{"quorum", quorum_cmd},
-	{"outdate", h_outdate},
-	{"resume-sync", h_resume_sync},
-	{"adjust", h_adjust},
-	{"events", h_events},
-	{"inject-fault", h_inject_fault},
-};
-
-static json_object *dispatch(struct tandemd *d, const char *line)
-{
-	struct reply_err e = {0};
-	json_object *req = json_tokener_parse(line), *res = NULL;
-	const char *cmd;
-	size_t i;
-
-	if (!req || !json_object_is_type(req, json_type_object)) {
-		e.exit = 1;
-		snprintf(e.msg, sizeof(e.msg), "the request is not a JSON object");
-	} else if (!(cmd = req_str(req, "cmd"))) {
-		e.exit = 1;
-		snprintf(e.msg, sizeof(e.msg), "the request has no 'cmd'");
-	} else {
-		for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
-			if (!strcmp(handlers[i].cmd, cmd))
-				break;
-		if (i == sizeof(handlers) / sizeof(handlers[0])) {
-			e.exit = 1;
-			snprintf(e.msg, sizeof(e.msg), "unknown command '%s'", cmd);
-		} else {
-			res = handlers[i].fn(d, req, &e);
-		}
-	}
-	json_object_put(req);
-	if (res) {
-		json_object_object_add(res, "ok", json_object_new_boolean(true));
-		return res;
-	}
-	res = json_object_new_object();
-	json_object_object_add(res, "ok", json_object_new_boolean(false));
-	json_object_object_add(res, "exit", json_object_new_int(e.exit ? e.exit : 20));
-	if (e.ss)
-		json_object_object_add(res, "ss", json_object_new_int(e.ss));
-	json_object_object_add(res, "error", json_object_new_string(e.msg[0] ? e.msg : "failed"));
-	if (e.hint[0])
-		json_object_object_add(res, "hint", json_object_new_string(e.hint));
-	return res;
-}
 
 static uint64_t now_ms(void)
 {
@@ -292,27 +81,6 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* At most one warning of a kind every CTL_LOG_EVERY_MS: true when this
- * one may go out, with *skipped the number left out since the last. */
-struct ratelimit {
-	uint64_t last;
-	unsigned int skipped;
-};
-
-static bool ratelimit_ok(struct ratelimit *rl, unsigned int *skipped)
-{
-	uint64_t now = now_ms();
-
-	if (rl->last && now - rl->last < CTL_LOG_EVERY_MS) {
-		rl->skipped++;
-		return false;
-	}
-	*skipped = rl->skipped;
-	rl->last = now;
-	rl->skipped = 0;
-	return true;
 }
 
 static void client_events(struct ctl_client *cl);
@@ -331,6 +99,9 @@ static void client_close(struct ctl_client *cl)
 	}
 	if (cl->stall_armed)
 		qb_loop_timer_del(cl->ctl->d->loop, cl->stall_timer);
+	if (cl->idle_armed)
+		qb_loop_timer_del(cl->ctl->d->loop, cl->idle_timer);
+	cl->ctl->n_clients--;
 	qb_loop_poll_del(cl->ctl->d->loop, cl->fd);
 	close(cl->fd);
 	free(cl->out);
@@ -341,19 +112,39 @@ static void client_close(struct ctl_client *cl)
  * unsent replies and events cannot grow without bound. */
 static void client_drop(struct ctl_client *cl, const char *why)
 {
-	static struct ratelimit rl;
-	unsigned int skipped;
+	char note[96];
 
-	if (!ratelimit_ok(&rl, &skipped))
-		; /* said recently */
-	else if (!skipped)
-		log_warn("control client dropped: %s (%zu bytes unsent)", why,
-			 cl->out_len - cl->out_off);
-	else
-		log_warn("control client dropped: %s (%zu bytes unsent); %u more since the last "
-			 "message",
-			 why, cl->out_len - cl->out_off, skipped);
+	if (ratelimit_ok(cl->ctl->rl[CTL_LOG_DROP], note, sizeof(note)))
+		log_warn("control client dropped: %s (%zu bytes unsent)%s", why,
+			 cl->out_len - cl->out_off, note);
 	client_close(cl);
+}
+
+/* A client that sends nothing is closed after CTL_IDLE_MS; one that waits
+ * for its answers to go out has the stall check, an event stream may rest
+ * as long as it likes. */
+static void idle_check(void *data)
+{
+	struct ctl_client *cl = data;
+	uint64_t now = now_ms(), since;
+	char note[96];
+
+	cl->idle_armed = false;
+	if (cl->events)
+		return;
+	if (cl->out_off < cl->out_len)
+		cl->active_ms = now;
+	since = now - (cl->active_ms > cl->progress_ms ? cl->active_ms : cl->progress_ms);
+	if (since >= CTL_IDLE_MS) {
+		if (ratelimit_ok(cl->ctl->rl[CTL_LOG_IDLE], note, sizeof(note)))
+			log_warn("control client closed: no request for " CTL_IDLE_TEXT "%s", note);
+		client_close(cl);
+		return;
+	}
+	if (qb_loop_timer_add(cl->ctl->d->loop, QB_LOOP_LOW,
+			      (CTL_IDLE_MS - since) * QB_TIME_NS_IN_MSEC, cl, idle_check,
+			      &cl->idle_timer) == 0)
+		cl->idle_armed = true;
 }
 
 static void stall_check(void *data)
@@ -482,25 +273,6 @@ static int send_line(struct ctl_client *cl, json_object *o)
 	return rc;
 }
 
-static bool is_events_request(const char *line, json_object *res)
-{
-	json_object *req = json_tokener_parse(line), *ok;
-	bool yes = req && req_str(req, "cmd") && !strcmp(req_str(req, "cmd"), "events") &&
-		   json_object_object_get_ex(res, "ok", &ok) && json_object_get_boolean(ok);
-
-	json_object_put(req);
-	return yes;
-}
-
-static bool events_now(const char *line)
-{
-	json_object *req = json_tokener_parse(line);
-	bool now = req && req_bool(req, "now");
-
-	json_object_put(req);
-	return now;
-}
-
 /* With "now": the current state first, one "exists" event per resource
  * and volume, then {"event":"exists","end":true}. Negative when the
  * client is gone (closed). */
@@ -558,11 +330,6 @@ void ctl_event(struct tandemd *d, const char *res, const char *what, const char 
 	json_object_put(o);
 }
 
-static json_object *h_events(struct tandemd *d, json_object *req, struct reply_err *e)
-{
-	return json_object_new_object();
-}
-
 /* Read requests and answer them; 0, or negative when the client is
  * closed. */
 static int client_read(struct ctl_client *cl)
@@ -581,14 +348,15 @@ static int client_read(struct ctl_client *cl)
 	cl->buf[cl->len] = '\0';
 	while ((nl = memchr(cl->buf, '\n', cl->len))) {
 		json_object *res;
+		bool now;
 		int rc;
 
 		*nl = '\0';
-		res = dispatch(cl->ctl->d, cl->buf);
-		if (is_events_request(cl->buf, res)) {
+		res = ctl_cmd_dispatch(cl->ctl->d, cl->buf);
+		if (ctl_cmd_is_events(cl->buf, res, &now)) {
 			cl->events = true;
 			rc = send_line(cl, res);
-			if (rc == 0 && events_now(cl->buf))
+			if (rc == 0 && now)
 				rc = send_exists(cl);
 			json_object_put(res);
 			if (rc == 0)
@@ -599,6 +367,7 @@ static int client_read(struct ctl_client *cl)
 		json_object_put(res);
 		if (rc < 0)
 			return rc;
+		cl->active_ms = now_ms();
 		cl->len -= (size_t)(nl + 1 - cl->buf);
 		memmove(cl->buf, nl + 1, cl->len);
 	}
@@ -666,13 +435,12 @@ static void listen_again(void *data)
 
 static void listen_rest(struct ctl *c, int err)
 {
-	static struct ratelimit rl;
-	unsigned int skipped;
+	char note[96];
 
-	if (ratelimit_ok(&rl, &skipped))
+	if (ratelimit_ok(c->rl[CTL_LOG_REST], note, sizeof(note)))
 		log_warn("control socket: cannot accept a connection: %s; trying again every "
-			 "%d ms",
-			 strerror(err), CTL_ACCEPT_REST_MS);
+			 "%d ms%s",
+			 strerror(err), CTL_ACCEPT_REST_MS, note);
 	qb_loop_poll_del(c->d->loop, c->lfd);
 	if (qb_loop_timer_add(c->d->loop, QB_LOOP_LOW, CTL_ACCEPT_REST_MS * QB_TIME_NS_IN_MSEC, c,
 			      listen_again, &c->rest_timer) == 0)
@@ -681,10 +449,25 @@ static void listen_rest(struct ctl *c, int err)
 		listen_again(c);
 }
 
+/* A connection not served: one error line (short, on a new socket: it
+ * fits) and closed. */
+static void refuse(struct ctl *c, int cfd, const struct ucred *cr, const char *why)
+{
+	char line[256], note[96];
+
+	if (ratelimit_ok(c->rl[CTL_LOG_REFUSED], note, sizeof(note)))
+		log_warn("control connection from pid %d (uid %d, gid %d) refused: %s%s",
+			 (int)cr->pid, (int)cr->uid, (int)cr->gid, why, note);
+	snprintf(line, sizeof(line), "{\"ok\":false,\"exit\":20,\"error\":\"%s\"}\n", why);
+	if (send(cfd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("refused client went away");
+	close(cfd);
+}
+
 static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
 {
 	struct ctl *c = data;
-	struct ucred cred;
+	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t len = sizeof(cred);
 	struct ctl_client *cl;
 	int cfd;
@@ -697,14 +480,11 @@ static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
 	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != 0 && cred.uid != geteuid())) {
-		const char *msg = "{\"ok\":false,\"exit\":20,\"error\":\"only root may control "
-				  "tandemd\"}\n";
-
-		log_warn("control connection from uid %d refused: only root", (int)cred.uid);
-		/* a short line on a new socket: it fits */
-		if (send(cfd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			log_debug("refused client went away");
-		close(cfd);
+		refuse(c, cfd, &cred, "only root may control tandemd");
+		return 0;
+	}
+	if (c->n_clients >= CTL_CLIENTS_MAX) {
+		refuse(c, cfd, &cred, "too many control connections (64): try again later");
 		return 0;
 	}
 	cl = calloc(1, sizeof(*cl));
@@ -716,14 +496,29 @@ static int32_t ctl_acceptable(int32_t fd, int32_t revents, void *data)
 	cl->ctl = c;
 	cl->fd = cfd;
 	cl->polled = POLLIN;
+	cl->active_ms = now_ms();
 	cl->next = c->clients;
 	c->clients = cl;
+	c->n_clients++;
+	if (qb_loop_timer_add(c->d->loop, QB_LOOP_LOW, CTL_IDLE_MS * QB_TIME_NS_IN_MSEC, cl,
+			      idle_check, &cl->idle_timer) == 0)
+		cl->idle_armed = true;
 	return 0;
+}
+
+static void ctl_free(struct ctl *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < CTL_LOG_KINDS; i++)
+		ratelimit_free(c->rl[i]);
+	free(c);
 }
 
 int ctl_start(struct tandemd *d, const char *path, struct ctl **out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	unsigned int i;
 	struct ctl *c;
 	int rc;
 
@@ -732,6 +527,13 @@ int ctl_start(struct tandemd *d, const char *path, struct ctl **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	for (i = 0; i < CTL_LOG_KINDS; i++) {
+		rc = ratelimit_new(1, CTL_LOG_EVERY_MS, &c->rl[i]);
+		if (rc < 0) {
+			ctl_free(c);
+			return rc;
+		}
+	}
 	c->d = d;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -742,13 +544,13 @@ int ctl_start(struct tandemd *d, const char *path, struct ctl **out)
 		rc = -errno;
 		if (c->lfd >= 0)
 			close(c->lfd);
-		free(c);
+		ctl_free(c);
 		return rc;
 	}
 	rc = qb_loop_poll_add(d->loop, QB_LOOP_MED, c->lfd, POLLIN, c, ctl_acceptable);
 	if (rc != 0) {
 		close(c->lfd);
-		free(c);
+		ctl_free(c);
 		return rc < 0 ? rc : -EIO;
 	}
 	*out = c;
@@ -769,5 +571,5 @@ void ctl_stop(struct ctl *c)
 		c->d->ctl = NULL;
 	close(c->lfd);
 	unlink(c->path);
-	free(c);
+	ctl_free(c);
 }

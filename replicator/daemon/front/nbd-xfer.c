@@ -18,6 +18,7 @@
 #include "nbd-proto.h"
 #include "nbd-request.h"
 #include "quorum.h"
+#include "ratelimit.h"
 #include "front/nbd-xfer.h"
 #include "peer/peer.h"
 #include "state/state-change.h"
@@ -139,6 +140,7 @@ struct nbd_op {
 struct nbd_xfer {
 	int fd;          /* the client's socket */
 	const char *res; /* the resource's name, for the log */
+	const struct nbd_xfer_log *log; /* and how often */
 	struct volume *v;
 	pthread_mutex_t lock;
 	pthread_cond_t work;        /* the writer waits for replies to send */
@@ -200,9 +202,13 @@ static bool answer(struct nbd_xfer *x, struct nbd_op *op, bool nonblock)
 	pthread_mutex_lock(&x->lock);
 	failed = x->broken;
 	pthread_mutex_unlock(&x->lock);
-	if (op->res < 0 && !op->refused && op->sent == 0)
-		log_res(LOG_ERR, x->res, "NBD %s of %u bytes failed: %s",
-			nbd_proto_cmd_name(op->type), op->len, strerror(-op->res));
+	if (op->res < 0 && !op->refused && op->sent == 0) {
+		char note[96];
+
+		if (ratelimit_ok(x->log->failed, note, sizeof(note)))
+			log_res(LOG_ERR, x->res, "NBD %s of %u bytes failed: %s%s",
+				nbd_proto_cmd_name(op->type), op->len, strerror(-op->res), note);
+	}
 	if (!failed) {
 		if (op->sent == 0)
 			nbd_request_encode_reply(op->hdr,
@@ -541,14 +547,15 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 
 /* Serve requests until the client disconnects or asks to. */
 void nbd_xfer_serve(int fd, struct volume *v, const char *res,
-		    const struct nbd_export_limits *lim)
+		    const struct nbd_export_limits *lim, const struct nbd_xfer_log *log)
 {
-	struct nbd_xfer x = {.fd = fd, .res = res, .v = v, .reading = true,
+	struct nbd_xfer x = {.fd = fd, .res = res, .log = log, .v = v, .reading = true,
 			     .reader = pthread_self(), .in = {.fd = fd}};
 	struct nbd_request req;
 	pthread_t writer;
 	uint8_t hdr[28];
 	const char *why;
+	char note[96];
 	uint32_t err;
 
 	pthread_mutex_init(&x.lock, NULL);
@@ -563,7 +570,9 @@ void nbd_xfer_serve(int fd, struct volume *v, const char *res,
 		if (read_full(&x.in, hdr, sizeof(hdr)) < 0)
 			break;
 		if (nbd_request_decode(hdr, &req) < 0) {
-			log_res(LOG_WARNING, res, "NBD client sent a bad request magic; closing it");
+			if (ratelimit_ok(log->bad, note, sizeof(note)))
+				log_res(LOG_WARNING, res,
+					"NBD client sent a bad request magic; closing it%s", note);
 			break;
 		}
 		if (req.type == NBD_CMD_DISC)
@@ -573,9 +582,11 @@ void nbd_xfer_serve(int fd, struct volume *v, const char *res,
 			uint32_t drain = nbd_request_payload(&req);
 			struct nbd_op *op;
 
-			log_res(LOG_WARNING, res, "NBD request %s offset %llu length %u refused: %s",
-				nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
-				req.length, why);
+			if (ratelimit_ok(log->bad, note, sizeof(note)))
+				log_res(LOG_WARNING, res,
+					"NBD request %s offset %llu length %u refused: %s%s",
+					nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
+					req.length, why, note);
 			if (drain && (!nbd_request_drainable(&req) || drain_payload(&x.in, drain) < 0))
 				break;
 			op = calloc(1, sizeof(*op));
