@@ -2,7 +2,8 @@
 # make check: run fuzz-NAME once over every seed of corpus/NAME (no
 # fuzzing); any crash, sanitizer report, leak or timeout fails. Skipped
 # (exit 77) without a clang that builds libFuzzer targets.
-# usage: replay-target.sh NAME (nbd, wire, bmx, arbmsg, al, md, mddump, sbsave)
+# usage: replay-target.sh NAME (nbd, wire, bmx, arbmsg, al, md, mddump, sbsave,
+# ctl)
 set -u
 name=$1
 srcdir=${srcdir:-.}
