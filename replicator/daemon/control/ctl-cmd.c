@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,35 +18,118 @@
 
 typedef json_object *(*ctl_handler)(struct tandemd *d, json_object *req, struct reply_err *e);
 
-static const char *req_str(json_object *req, const char *key)
-{
-	json_object *v;
+/* Of what a client sent, at most this much is quoted back in an error. */
+#define ECHO_MAX 64
 
-	return json_object_object_get_ex(req, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : NULL;
+/* The length of the UTF-8 character at p, 0 if it is not one (overlong,
+ * a surrogate, past U+10FFFF, cut short). */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n, k;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	for (k = 1; k < n; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return n;
 }
 
-static bool req_bool(json_object *req, const char *key)
+/*
+ * s as a person may read it in a one-line error: at most ECHO_MAX bytes
+ * of it (then "..."), cut between characters, with control characters
+ * and bytes that are not UTF-8 as '?'. buf holds ECHO_MAX + 4.
+ */
+static const char *echo(const char *s, char *buf)
 {
-	json_object *v;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, n;
 
-	return json_object_object_get_ex(req, key, &v) && json_object_get_boolean(v);
+	while (*p) {
+		n = utf8_len(p);
+		if (o + (n ? n : 1) > ECHO_MAX)
+			break;
+		if (n > 1) {
+			memcpy(buf + o, p, n);
+		} else {
+			n = 1;
+			buf[o] = *p < 0x20 || *p == 0x7f || *p >= 0x80 ? '?' : (char)*p;
+		}
+		o += n;
+		p += n;
+	}
+	if (*p) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
-static uint64_t req_u64(json_object *req, const char *key)
+static int bad_field(const char *key, const char *what, struct reply_err *e)
+{
+	ERRF(e, 1, "'%s' must be %s", key, what);
+	return -EINVAL;
+}
+
+/* A field that is there is of its type, or the request is refused
+ * (exit 1): a string without NUL; true or false; an integer >= 0. Absent,
+ * *out is NULL, false or 0. */
+static int req_str(json_object *req, const char *key, const char **out, struct reply_err *e)
 {
 	json_object *v;
 
-	return json_object_object_get_ex(req, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+	*out = NULL;
+	if (!json_object_object_get_ex(req, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return bad_field(key, "a string (without NUL)", e);
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int req_bool(json_object *req, const char *key, bool *out, struct reply_err *e)
+{
+	json_object *v;
+
+	*out = false;
+	if (!json_object_object_get_ex(req, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return bad_field(key, "true or false", e);
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+static int req_u64(json_object *req, const char *key, uint64_t *out, struct reply_err *e)
+{
+	json_object *v;
+
+	*out = 0;
+	if (!json_object_object_get_ex(req, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return bad_field(key, "an integer, 0 or more", e);
+	*out = json_object_get_uint64(v);
+	return 0;
 }
 
 /* The resource a request names, or NULL with e filled. */
 static struct resource *req_res(struct tandemd *d, json_object *req, struct reply_err *e)
 {
-	const char *name = req_str(req, "res");
+	char quoted[ECHO_MAX + 4];
+	const char *name;
 	struct resource *r;
 
+	if (req_str(req, "res", &name, e) < 0)
+		return NULL;
 	if (!name) {
 		e->exit = 1;
 		snprintf(e->msg, sizeof(e->msg), "the request names no resource ('res')");
@@ -53,8 +138,8 @@ static struct resource *req_res(struct tandemd *d, json_object *req, struct repl
 	r = resource_find(d, name);
 	if (!r) {
 		e->exit = 10;
-		snprintf(e->msg, sizeof(e->msg), "'%s' is not a resource of this node in %s", name,
-			 d->conf_path);
+		snprintf(e->msg, sizeof(e->msg), "'%s' is not a resource of this node in %s",
+			 echo(name, quoted), d->conf_path);
 		snprintf(e->hint, sizeof(e->hint), "'tandemadm sh-resources' lists them");
 	}
 	return r;
@@ -62,15 +147,14 @@ static struct resource *req_res(struct tandemd *d, json_object *req, struct repl
 
 static json_object *h_status(struct tandemd *d, json_object *req, struct reply_err *e)
 {
-	json_object *o = json_object_new_object(), *list = json_object_new_array();
-	const char *name = req_str(req, "res");
+	json_object *o, *list;
+	const char *name;
 	unsigned int i;
 
-	if (name && !req_res(d, req, e)) {
-		json_object_put(o);
-		json_object_put(list);
+	if (req_str(req, "res", &name, e) < 0 || (name && !req_res(d, req, e)))
 		return NULL;
-	}
+	o = json_object_new_object();
+	list = json_object_new_array();
 	for (i = 0; i < d->n_res; i++)
 		if (!name || !strcmp(name, d->res[i]->name))
 			json_object_array_add(list, resource_status(d->res[i]));
@@ -78,6 +162,8 @@ static json_object *h_status(struct tandemd *d, json_object *req, struct reply_e
 	return o;
 }
 
+/* A verb on the resource named; FLAG_HANDLER's gets the boolean field key
+ * as flag. */
 #define SIMPLE_HANDLER(fn, call)                                                                   \
 	static json_object *fn(struct tandemd *d, json_object *req, struct reply_err *e)           \
 	{                                                                                          \
@@ -87,35 +173,58 @@ static json_object *h_status(struct tandemd *d, json_object *req, struct reply_e
 			return NULL;                                                               \
 		return json_object_new_object();                                                   \
 	}
+#define FLAG_HANDLER(fn, key, call)                                                                \
+	static json_object *fn(struct tandemd *d, json_object *req, struct reply_err *e)           \
+	{                                                                                          \
+		struct resource *r = req_res(d, req, e);                                           \
+		bool flag;                                                                         \
+                                                                                                   \
+		if (!r || req_bool(req, key, &flag, e) < 0 || (call) < 0)                          \
+			return NULL;                                                               \
+		return json_object_new_object();                                                   \
+	}
 
 SIMPLE_HANDLER(h_up, resource_up(r, e))
-SIMPLE_HANDLER(h_down, resource_down(r, req_bool(req, "force"), e))
-SIMPLE_HANDLER(h_primary, resource_primary(r, req_bool(req, "force"), e))
-SIMPLE_HANDLER(h_secondary, resource_secondary(r, req_bool(req, "force"), e))
-SIMPLE_HANDLER(h_connect, resource_connect(r, req_bool(req, "discard_my_data"), e))
+FLAG_HANDLER(h_down, "force", resource_down(r, flag, e))
+FLAG_HANDLER(h_primary, "force", resource_primary(r, flag, e))
+FLAG_HANDLER(h_secondary, "force", resource_secondary(r, flag, e))
+FLAG_HANDLER(h_connect, "discard_my_data", resource_connect(r, flag, e))
 SIMPLE_HANDLER(h_disconnect, resource_disconnect(r, e))
 SIMPLE_HANDLER(h_invalidate, resource_invalidate(r, false, e))
 SIMPLE_HANDLER(h_invalidate_remote, resource_invalidate(r, true, e))
 SIMPLE_HANDLER(h_pause_sync, resource_pause_sync(r, true, e))
 SIMPLE_HANDLER(h_resume_sync, resource_pause_sync(r, false, e))
-SIMPLE_HANDLER(h_verify, peer_verify(r, req_u64(req, "start"), req_u64(req, "stop"), e))
 SIMPLE_HANDLER(h_resync_oos, peer_resync_oos(r, e))
 SIMPLE_HANDLER(h_resume_io, fence_resume_io(r, e))
 SIMPLE_HANDLER(h_outdate, resource_outdate(r, e))
-SIMPLE_HANDLER(h_new_current_uuid, resource_new_current_uuid(r, req_bool(req, "clear_bitmap"), e))
+FLAG_HANDLER(h_new_current_uuid, "clear_bitmap", resource_new_current_uuid(r, flag, e))
+
+static json_object *h_verify(struct tandemd *d, json_object *req, struct reply_err *e)
+{
+	struct resource *r = req_res(d, req, e);
+	uint64_t start, stop;
+
+	if (!r || req_u64(req, "start", &start, e) < 0 || req_u64(req, "stop", &stop, e) < 0 ||
+	    peer_verify(r, start, stop, e) < 0)
+		return NULL;
+	return json_object_new_object();
+}
 
 /* adjust: re-read the configuration (the same as SIGHUP); the resource
  * named must exist afterwards. */
 static json_object *h_adjust(struct tandemd *d, json_object *req, struct reply_err *e)
 {
+	const char *name;
 	char msg[2048];
 
+	if (req_str(req, "res", &name, e) < 0)
+		return NULL;
 	if (tandemd_reload(d, msg, sizeof(msg)) < 0) {
 		e->exit = 10;
 		snprintf(e->msg, sizeof(e->msg), "%.500s", msg);
 		return NULL;
 	}
-	if (req_str(req, "res") && !req_res(d, req, e))
+	if (name && !req_res(d, req, e))
 		return NULL;
 	return json_object_new_object();
 }
@@ -126,12 +235,13 @@ static json_object *h_adjust(struct tandemd *d, json_object *req, struct reply_e
 static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct reply_err *e)
 {
 	struct resource *r = req_res(d, req, e);
-	const char *fail = req_str(req, "fail");
-	json_object *jv;
+	const char *fail;
 	unsigned int ops, i;
-	int vnr = 0;
+	uint64_t vnr;
+	bool meta;
 
-	if (!r)
+	if (!r || req_str(req, "fail", &fail, e) < 0 || req_u64(req, "volume", &vnr, e) < 0 ||
+	    req_bool(req, "meta", &meta, e) < 0)
 		return NULL;
 	if (!d->fault_injection) {
 		e->exit = 20;
@@ -140,8 +250,6 @@ static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct r
 			 "(for tests only)");
 		return NULL;
 	}
-	if (json_object_object_get_ex(req, "volume", &jv))
-		vnr = json_object_get_int(jv);
 	ops = !fail ? 0
 	      : !strcmp(fail, "read") ? VOLUME_FAULT_READ
 	      : !strcmp(fail, "write") ? VOLUME_FAULT_WRITE
@@ -156,19 +264,19 @@ static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct r
 			 "'fail' must be read, write, rw, flush, hang or none");
 		return NULL;
 	}
-	if (ops && req_bool(req, "meta"))
+	if (ops && meta)
 		ops |= VOLUME_FAULT_META;
 	for (i = 0; i < r->n_vols; i++)
-		if ((int)r->vols[i].vnr == vnr)
+		if (r->vols[i].vnr == vnr)
 			break;
 	if (i == r->n_vols) {
 		e->exit = 10;
-		snprintf(e->msg, sizeof(e->msg), "%s has no volume %d", r->name, vnr);
+		snprintf(e->msg, sizeof(e->msg), "%s has no volume %" PRIu64, r->name, vnr);
 		return NULL;
 	}
 	volume_set_faults(&r->vols[i], ops);
-	log_res(LOG_WARNING, r->name, "volume %d: fault injection: %s%s", vnr, fail ? fail : "none",
-		(ops & VOLUME_FAULT_META) ? " (metadata too)" : "");
+	log_res(LOG_WARNING, r->name, "volume %" PRIu64 ": fault injection: %s%s", vnr,
+		fail ? fail : "none", (ops & VOLUME_FAULT_META) ? " (metadata too)" : "");
 	return json_object_new_object();
 }
 
@@ -176,7 +284,9 @@ static json_object *h_inject_fault(struct tandemd *d, json_object *req, struct r
  * (ctl_cmd_is_events) */
 static json_object *h_events(struct tandemd *d, json_object *req, struct reply_err *e)
 {
-	return json_object_new_object();
+	bool now;
+
+	return req_bool(req, "now", &now, e) < 0 ? NULL : json_object_new_object();
 }
 
 static const struct {
@@ -207,17 +317,50 @@ static const struct {
 	{"inject-fault", h_inject_fault},
 };
 
+/*
+ * The line as a request: exactly one JSON object, strict JSON in UTF-8
+ * (doc/control-protocol.md, Framing), with only blanks after it; NULL for
+ * anything else.
+ */
+static json_object *parse_req(const char *line)
+{
+	struct json_tokener *tok = json_tokener_new();
+	size_t len = strlen(line), end;
+	json_object *req;
+
+	if (!tok || len > INT32_MAX) {
+		if (tok)
+			json_tokener_free(tok);
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	req = json_tokener_parse_ex(tok, line, (int)len);
+	end = json_tokener_get_error(tok) == json_tokener_success ? json_tokener_get_parse_end(tok)
+								  : 0;
+	json_tokener_free(tok);
+	if (req && (!json_object_is_type(req, json_type_object) ||
+		    line[end + strspn(line + end, " \t\r")] != '\0')) {
+		json_object_put(req);
+		req = NULL;
+	}
+	return req;
+}
+
 json_object *ctl_cmd_dispatch(struct tandemd *d, const char *line)
 {
 	struct reply_err e = {0};
-	json_object *req = json_tokener_parse(line), *res = NULL;
+	json_object *req = parse_req(line), *res = NULL;
+	char quoted[ECHO_MAX + 4];
 	const char *cmd;
 	size_t i;
 
-	if (!req || !json_object_is_type(req, json_type_object)) {
+	if (!req) {
 		e.exit = 1;
-		snprintf(e.msg, sizeof(e.msg), "the request is not a JSON object");
-	} else if (!(cmd = req_str(req, "cmd"))) {
+		snprintf(e.msg, sizeof(e.msg),
+			 "the request is not a JSON object alone on its line (strict JSON, UTF-8)");
+	} else if (req_str(req, "cmd", &cmd, &e) < 0) {
+		/* e says why */
+	} else if (!cmd) {
 		e.exit = 1;
 		snprintf(e.msg, sizeof(e.msg), "the request has no 'cmd'");
 	} else {
@@ -226,7 +369,7 @@ json_object *ctl_cmd_dispatch(struct tandemd *d, const char *line)
 				break;
 		if (i == sizeof(handlers) / sizeof(handlers[0])) {
 			e.exit = 1;
-			snprintf(e.msg, sizeof(e.msg), "unknown command '%s'", cmd);
+			snprintf(e.msg, sizeof(e.msg), "unknown command '%s'", echo(cmd, quoted));
 		} else {
 			res = handlers[i].fn(d, req, &e);
 		}
@@ -249,11 +392,17 @@ json_object *ctl_cmd_dispatch(struct tandemd *d, const char *line)
 
 bool ctl_cmd_is_events(const char *line, json_object *res, bool *now)
 {
-	json_object *req = json_tokener_parse(line), *ok;
-	bool yes = req && req_str(req, "cmd") && !strcmp(req_str(req, "cmd"), "events") &&
-		   json_object_object_get_ex(res, "ok", &ok) && json_object_get_boolean(ok);
+	struct reply_err e = {0};
+	json_object *req, *ok;
+	const char *cmd;
+	bool yes;
 
-	*now = yes && req_bool(req, "now");
+	*now = false;
+	if (!json_object_object_get_ex(res, "ok", &ok) || !json_object_get_boolean(ok))
+		return false;
+	req = parse_req(line);
+	yes = req && req_str(req, "cmd", &cmd, &e) == 0 && cmd && !strcmp(cmd, "events") &&
+	      req_bool(req, "now", now, &e) == 0;
 	json_object_put(req);
 	return yes;
 }
