@@ -12,9 +12,12 @@
  * the includes of one configuration, so no file of includes can multiply
  * it.
  *
- * glob's directory hooks take no context argument, so the count of the
- * expansion in progress is thread-local: each thread expands one pattern
- * at a time, and no other state is shared.
+ * The directories are the real ones, or those of the caller's
+ * struct conf_fs (conf_load_opts.fs), reached through the same hooks.
+ *
+ * glob's directory hooks take no context argument, so the expansion in
+ * progress is thread-local: each thread expands one pattern at a time,
+ * and no other state is shared.
  */
 #include "config.h"
 
@@ -28,6 +31,8 @@
 #include "conf-int.h"
 
 struct conf_glob {
+	const struct conf_fs *fs; /* NULL: the real filesystem */
+	void *fs_ctx;
 	size_t left;
 	bool over;
 };
@@ -36,44 +41,79 @@ static _Thread_local struct conf_glob *glob_now;
 
 static void *glob_opendir(const char *name)
 {
-	if (glob_now && glob_now->over)
+	struct conf_glob *g = glob_now;
+	void *dir;
+	int rc;
+
+	if (g->over)
 		return NULL;
-	return opendir(name);
+	if (!g->fs)
+		return opendir(name);
+	rc = g->fs->fs_opendir(g->fs_ctx, name, &dir);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	return dir;
 }
 
 static struct dirent *glob_readdir(void *dir)
 {
 	struct conf_glob *g = glob_now;
+	struct dirent *ent = NULL;
+	int rc;
 
-	if (g) {
-		if (g->left == 0) {
-			g->over = true;
-			return NULL;
-		}
-		g->left--;
+	if (g->left == 0) {
+		g->over = true;
+		return NULL;
 	}
-	return readdir(dir);
+	g->left--;
+	if (!g->fs)
+		return readdir(dir);
+	rc = g->fs->fs_readdir(g->fs_ctx, dir, &ent);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	return ent;
 }
 
 static void glob_closedir(void *dir)
 {
-	closedir(dir);
+	struct conf_glob *g = glob_now;
+
+	if (g->fs)
+		g->fs->fs_closedir(g->fs_ctx, dir);
+	else
+		closedir(dir);
 }
 
-int conf_glob(const char *pattern, size_t *left, glob_t *out)
+static int glob_stat(const char *name, struct stat *st)
 {
-	struct conf_glob g = {.left = *left};
+	struct conf_glob *g = glob_now;
+	int rc = g->fs->fs_stat(g->fs_ctx, name, st);
+
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
+}
+
+int conf_glob(struct conf *c, const char *pattern, glob_t *out)
+{
+	struct conf_glob g = {.fs = c->fs, .fs_ctx = c->fs_ctx, .left = c->glob_left};
 	int rc;
 
 	out->gl_opendir = glob_opendir;
 	out->gl_readdir = glob_readdir;
 	out->gl_closedir = glob_closedir;
-	out->gl_stat = stat;
-	out->gl_lstat = lstat;
+	out->gl_stat = g.fs ? glob_stat : stat;
+	out->gl_lstat = g.fs ? glob_stat : lstat;
 	glob_now = &g;
 	rc = glob(pattern, GLOB_ALTDIRFUNC, NULL, out);
 	glob_now = NULL;
-	*left = g.left;
+	c->glob_left = g.left;
 	if (g.over) {
 		if (rc == 0)
 			globfree(out);

@@ -22,6 +22,8 @@ struct conf {
 	const char *hostname;
 	bool no_ip_check;
 	bool warn_unauthenticated;
+	const struct conf_fs *fs; /* NULL: the real filesystem */
+	void *fs_ctx;
 	struct conf_optlist global;
 	struct diag_loc global_seen;
 	struct conf_optlist common[CONF_SECT_COUNT];
@@ -82,10 +84,10 @@ void conf_parse_vol_floating(struct conf_parser *p, struct conf_res *r,
 /* conf-parse.c: loading */
 int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *from);
 
-/* glob(pattern) reading at most *left directory entries, less what it reads:
- * 0 (globfree() it), -ENOENT (no match), -E2BIG (*left exhausted), -ENOMEM
- * or -EIO. */
-int conf_glob(const char *pattern, size_t *left, glob_t *out);
+/* glob(pattern) in c's filesystem, reading at most c->glob_left directory
+ * entries, less what it reads: 0 (globfree() it), -ENOENT (no match),
+ * -E2BIG (c->glob_left exhausted), -ENOMEM or -EIO. */
+int conf_glob(struct conf *c, const char *pattern, glob_t *out);
 int conf_parse_buf(struct conf *c, const char *name, const char *buf, size_t len);
 void conf_list_append(struct conf_optlist *l, struct conf_val *v);
 

@@ -741,7 +741,7 @@ static void parse_include(struct conf_parser *p, const struct conf_tok *kw)
 	}
 	if (!pattern)
 		return;
-	rc = conf_glob(pattern, &p->c->glob_left, &g); /* unreadable directories match nothing */
+	rc = conf_glob(p->c, pattern, &g); /* unreadable directories match nothing */
 	if (rc == -ENOENT) {
 		if (!strpbrk(w[0].text, "*?["))
 			CONF_ERR(p, &w[0].loc, "include", "cannot read '%s': no such file", pattern);
@@ -881,6 +881,29 @@ static int read_all(const char *path, char **out, size_t *len)
 	return 0;
 }
 
+/* The canonical name of path, in the caller's filesystem or the real one. */
+static int file_realpath(const struct conf *c, const char *path, char *real, size_t size)
+{
+	if (c->fs)
+		return c->fs->fs_realpath(c->fs_ctx, path, real, size);
+	return realpath(path, real) ? 0 : -errno; /* size is PATH_MAX */
+}
+
+/* The content of path, in the caller's filesystem or the real one. */
+static int file_read(const struct conf *c, const char *path, char **out, size_t *len)
+{
+	int rc;
+
+	if (!c->fs)
+		return read_all(path, out, len);
+	rc = c->fs->fs_read(c->fs_ctx, path, CONF_FILE_SIZE_MAX, out, len);
+	if (rc == 0 && *len > CONF_FILE_SIZE_MAX) {
+		free(*out);
+		rc = -EFBIG;
+	}
+	return rc;
+}
+
 int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *from)
 {
 	char real[PATH_MAX];
@@ -890,8 +913,8 @@ int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *fro
 	unsigned int i;
 	int rc;
 
-	if (!realpath(path, real)) {
-		rc = -errno;
+	rc = file_realpath(c, path, real, sizeof(real));
+	if (rc < 0) {
 		diag_add(c->diag, DIAG_ERR, from, from ? "include" : NULL, "cannot read '%s': %s",
 			 path, strerror(-rc));
 		return rc;
@@ -938,7 +961,7 @@ int conf_parse_file(struct conf *c, const char *path, const struct diag_loc *fro
 	if (!c->seen[c->n_seen])
 		return -ENOMEM;
 	c->n_seen++;
-	rc = read_all(path, &buf, &len);
+	rc = file_read(c, path, &buf, &len);
 	if (rc < 0) {
 		diag_add(c->diag, DIAG_ERR, from, from ? "include" : NULL, "cannot read '%s': %s",
 			 path,

@@ -33,6 +33,10 @@ static int conf_new(const struct conf_load_opts *opts, struct diag *d, struct co
 	c->glob_left = CONF_GLOB_ENTRIES_MAX;
 	c->no_ip_check = opts && opts->no_ip_check;
 	c->warn_unauthenticated = opts && opts->warn_unauthenticated;
+	if (opts && opts->fs) {
+		c->fs = opts->fs;
+		c->fs_ctx = opts->fs_ctx;
+	}
 	if (opts && opts->hostname)
 		c->hostname = arena_strdup(c->arena, opts->hostname);
 	else if (env && *env)

@@ -11,9 +11,11 @@
 #ifndef TANDEM_CONF_H
 #define TANDEM_CONF_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "conf-opt.h"
 #include "diag.h"
@@ -84,12 +86,37 @@ struct conf_res {
 	struct conf_res *next;
 };
 
+/*
+ * The filesystem that conf_load() and the includes read: the real one,
+ * unless conf_load_opts.fs names another (in memory, for a fuzzer or a
+ * test). Each function returns 0 or a negative errno; ctx is
+ * conf_load_opts.fs_ctx.
+ */
+struct conf_fs {
+	/* For the expansion of include patterns (glob(3)): as opendir(3),
+	 * readdir(3) (*ent NULL at the end, valid until the next call on
+	 * dir), closedir(3) and stat(2), which also stands for lstat(2):
+	 * such a filesystem has no symbolic links. */
+	int (*fs_opendir)(void *ctx, const char *path, void **dir);
+	int (*fs_readdir)(void *ctx, void *dir, struct dirent **ent);
+	void (*fs_closedir)(void *ctx, void *dir);
+	int (*fs_stat)(void *ctx, const char *path, struct stat *st);
+	/* The canonical name of an existing file, as realpath(3): each file
+	 * is read once, whatever it is called, and a cycle ends there. */
+	int (*fs_realpath)(void *ctx, const char *path, char *real, size_t size);
+	/* The content of a regular file, -EISDIR for a directory, -EFBIG if
+	 * longer than max; *buf is malloc()ed, the caller frees it. */
+	int (*fs_read)(void *ctx, const char *path, size_t max, char **buf, size_t *len);
+};
+
 struct conf_load_opts {
 	const char *hostname; /* NULL: TANDEM_HOSTNAME, then uname -n */
 	bool no_ip_check;     /* do not match floating sections against local addresses */
 	/* warn about each resource of this node whose peer would not be
 	 * authenticated (conf_res_unauthenticated): for tandemadm and tandemd */
 	bool warn_unauthenticated;
+	const struct conf_fs *fs; /* NULL: the real filesystem */
+	void *fs_ctx;
 };
 
 int conf_load(const char *path, const struct conf_load_opts *opts, struct diag *d,

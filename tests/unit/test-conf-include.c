@@ -2,10 +2,12 @@
  * test-conf-include: include statements, with files written under a
  * fresh temporary directory: globs relative to the including file,
  * wildcards matching nothing, missing files, cycles, the depth limit and
- * the bound on the directory entries one pattern may read.
+ * the bound on the directory entries one pattern may read; then the same
+ * through conf_load_opts.fs, in a filesystem in memory.
  */
 #include "unit.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 
 static void test_include_glob_relative(void **state)
@@ -280,6 +282,279 @@ static void test_include_error_positions(void **state)
 	unit_release(dir);
 }
 
+/*
+ * memfs: a filesystem in memory for conf_load_opts.fs, under /memfs (which
+ * the real filesystem does not have): the files and directories (text
+ * NULL) of memfs_files, and /memfs/wide, a directory of MEMFS_WIDE_N
+ * empty files f00000, f00001, ... Names are canonical, so realpath only
+ * checks that one exists; directories list no "." or "..".
+ */
+struct memfs_file {
+	const char *path;
+	const char *text;
+	int err; /* fs_read fails with it */
+};
+
+static const struct memfs_file memfs_files[] = {
+	{"/", NULL, 0},
+	{"/memfs", NULL, 0},
+	{"/memfs/tandem.conf",
+	 "include \"tandem.d/global_common.conf\";\ninclude \"tandem.d/*.res\";\n", 0},
+	{"/memfs/tandem.d", NULL, 0},
+	{"/memfs/tandem.d/global_common.conf", "common { net { protocol B; } }\n", 0},
+	{"/memfs/tandem.d/a.res", "resource a {\n" UNIT_HOSTS_AT("0", "7789") "}\n", 0},
+	{"/memfs/tandem.d/b.res",
+	 "include \"extra.inc\";\nresource b {\n" UNIT_HOSTS_AT("1", "7790") "}\n", 0},
+	{"/memfs/tandem.d/extra.inc", "resource c {\n" UNIT_HOSTS_AT("2", "7791") "}\n", 0},
+	{"/memfs/tandem.d/notes.txt", "not included {\n", 0},
+	{"/memfs/locked.res", "resource l {\n" UNIT_HOSTS "}\n", -EACCES},
+	{"/memfs/wide.conf", "global { }\ninclude \"wide/*.res\";\n", 0},
+	{"/memfs/wide", NULL, 0},
+};
+
+#define MEMFS_WIDE   "/memfs/wide"
+#define MEMFS_WIDE_N 70000u /* more than CONF_GLOB_ENTRIES_MAX */
+
+struct memfs {
+	unsigned int opendirs, reads; /* calls, to see that ctx is passed */
+};
+
+struct memfs_dir {
+	const char *path;
+	size_t next; /* of memfs_files, or of the files of MEMFS_WIDE */
+	struct dirent ent;
+};
+
+static const struct memfs_file *memfs_find(const char *path)
+{
+	static const struct memfs_file wide_file = {MEMFS_WIDE "/f", "", 0};
+	const char *p = path + strlen(MEMFS_WIDE "/f");
+	unsigned int n;
+	size_t i;
+
+	if (strncmp(path, MEMFS_WIDE "/f", strlen(MEMFS_WIDE "/f")) == 0 && strlen(p) == 5 &&
+	    sscanf(p, "%5u", &n) == 1 && n < MEMFS_WIDE_N)
+		return &wide_file;
+	for (i = 0; i < UNIT_ARRAY_SIZE(memfs_files); i++)
+		if (strcmp(memfs_files[i].path, path) == 0)
+			return &memfs_files[i];
+	return NULL;
+}
+
+static int memfs_opendir(void *ctx, const char *path, void **dir)
+{
+	const struct memfs_file *f = memfs_find(path);
+	struct memfs_dir *d;
+
+	((struct memfs *)ctx)->opendirs++;
+	if (!f)
+		return -ENOENT;
+	if (f->text)
+		return -ENOTDIR;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->path = f->path;
+	*dir = d;
+	return 0;
+}
+
+static int memfs_readdir(void *ctx, void *dir, struct dirent **ent)
+{
+	struct memfs_dir *d = dir;
+	size_t n = strcmp(d->path, "/") == 0 ? 0 : strlen(d->path);
+	const char *p;
+
+	(void)ctx;
+	*ent = &d->ent;
+	if (strcmp(d->path, MEMFS_WIDE) == 0) {
+		if (d->next == MEMFS_WIDE_N) {
+			*ent = NULL;
+			return 0;
+		}
+		snprintf(d->ent.d_name, sizeof(d->ent.d_name), "f%05zu", d->next++);
+		d->ent.d_type = DT_REG;
+		return 0;
+	}
+	for (; d->next < UNIT_ARRAY_SIZE(memfs_files); d->next++) {
+		p = memfs_files[d->next].path;
+		if (strncmp(p, d->path, n) == 0 && p[n] == '/' && p[n + 1] &&
+		    !strchr(p + n + 1, '/')) {
+			snprintf(d->ent.d_name, sizeof(d->ent.d_name), "%s", p + n + 1);
+			d->ent.d_type = memfs_files[d->next++].text ? DT_REG : DT_DIR;
+			return 0;
+		}
+	}
+	*ent = NULL;
+	return 0;
+}
+
+static void memfs_closedir(void *ctx, void *dir)
+{
+	(void)ctx;
+	free(dir);
+}
+
+static int memfs_stat(void *ctx, const char *path, struct stat *st)
+{
+	const struct memfs_file *f = memfs_find(path);
+
+	(void)ctx;
+	if (!f)
+		return -ENOENT;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = f->text ? S_IFREG | 0644 : S_IFDIR | 0755;
+	st->st_size = f->text ? (off_t)strlen(f->text) : 0;
+	return 0;
+}
+
+static int memfs_realpath(void *ctx, const char *path, char *real, size_t size)
+{
+	(void)ctx;
+	if (!memfs_find(path))
+		return -ENOENT;
+	if (strlen(path) >= size)
+		return -ENAMETOOLONG;
+	strcpy(real, path);
+	return 0;
+}
+
+static int memfs_read(void *ctx, const char *path, size_t max, char **buf, size_t *len)
+{
+	const struct memfs_file *f = memfs_find(path);
+
+	((struct memfs *)ctx)->reads++;
+	if (!f)
+		return -ENOENT;
+	if (!f->text)
+		return -EISDIR;
+	if (f->err)
+		return f->err;
+	*len = strlen(f->text);
+	if (*len > max)
+		return -EFBIG;
+	*buf = strdup(f->text);
+	return *buf ? 0 : -ENOMEM;
+}
+
+static const struct conf_fs memfs_ops = {
+	.fs_opendir = memfs_opendir,
+	.fs_readdir = memfs_readdir,
+	.fs_closedir = memfs_closedir,
+	.fs_stat = memfs_stat,
+	.fs_realpath = memfs_realpath,
+	.fs_read = memfs_read,
+};
+
+/* Load path from memfs (text NULL), or text named path, with includes from memfs. */
+static void memfs_load(struct unit_conf *u, struct memfs *m, const char *path, const char *text)
+{
+	struct conf_load_opts o = {
+		.hostname = UNIT_HOST, .no_ip_check = true, .fs = &memfs_ops, .fs_ctx = m};
+
+	assert_int_equal(diag_new(&u->d), 0);
+	unit_defer(unit_free_diag, u->d);
+	u->c = NULL;
+	if (text)
+		u->rc = conf_load_buf(path, text, strlen(text), &o, u->d, &u->c);
+	else
+		u->rc = conf_load(path, &o, u->d, &u->c);
+	unit_defer(unit_free_conf, u->c);
+}
+
+/* Is there an error at file:line:col containing sub? */
+static bool memfs_error_in(const struct diag *d, const char *file, int line, int col,
+			   const char *sub)
+{
+	enum diag_sev sev;
+	struct diag_loc loc;
+	const char *msg;
+	unsigned int i;
+
+	for (i = 0; i < diag_total(d); i++) {
+		assert_true(diag_get(d, i, &sev, &loc, NULL, &msg));
+		if (sev == DIAG_ERR && loc.file && strcmp(loc.file, file) == 0 &&
+		    loc.line == line && loc.col == col && strstr(msg, sub))
+			return true;
+	}
+	return false;
+}
+
+/* conf_load and its includes read the caller's filesystem, and only it. */
+static void test_include_fs_hook(void **state)
+{
+	struct memfs m = {0};
+	struct unit_conf u;
+	const struct conf_res *r;
+
+	(void)state;
+	memfs_load(&u, &m, "/memfs/tandem.conf", NULL);
+	assert_loaded(&u);
+	assert_no_warnings(u.d);
+	r = conf_resources(u.c);
+	assert_non_null(r);
+	/* sorted a.res, b.res; b.res includes extra.inc first; notes.txt is not *.res */
+	assert_string_equal(r->name, "a");
+	assert_string_equal(r->loc.file, "/memfs/tandem.d/a.res");
+	assert_string_equal(r->next->name, "c");
+	assert_string_equal(r->next->loc.file, "/memfs/tandem.d/extra.inc");
+	assert_string_equal(r->next->next->name, "b");
+	assert_int_equal(r->next->next->loc.line, 2);
+	assert_null(r->next->next->next);
+	assert_string_equal(conf_res_text(u.c, r, CONF_SECT_NET, "protocol"), "B");
+	assert_int_equal(m.reads, 5); /* tandem.conf, global_common.conf, a, b, extra.inc */
+	assert_true(m.opendirs >= 1);
+	unit_done(&u);
+
+	/* from memory, relative to the buffer's name; a file read once however named */
+	memfs_load(&u, &m, "/memfs/top.conf",
+		   "include \"tandem.d/a.res\";\ninclude \"/memfs/tandem.d/[a]*.res\";\n");
+	assert_loaded(&u);
+	assert_non_null(conf_find_res(u.c, "a"));
+	assert_null(conf_resources(u.c)->next);
+	unit_done(&u);
+
+	/* the hook's errors, with their file:line:col */
+	memfs_load(&u, &m, "/memfs/top.conf",
+		   "include \"locked.res\";\ninclude \"missing.res\";\ninclude \"tandem.d\";\n");
+	assert_rejected(&u);
+	assert_true(memfs_error_in(u.d, "/memfs/top.conf", 1, 9,
+				   "cannot read '/memfs/locked.res': Permission denied"));
+	assert_true(memfs_error_in(u.d, "/memfs/top.conf", 2, 9,
+				   "cannot read '/memfs/missing.res': no such file"));
+	assert_true(memfs_error_in(u.d, "/memfs/top.conf", 3, 9, "Is a directory"));
+	unit_done(&u);
+
+	/* the top file itself */
+	memfs_load(&u, &m, "/memfs/none.conf", NULL);
+	assert_true(u.rc < 0);
+	assert_error_at(u.d, 0, 0, "cannot read '/memfs/none.conf'");
+	unit_done(&u);
+}
+
+/* The bound on directory entries holds in the caller's filesystem too, and
+ * its error names the include that passed it: file, line and column. */
+static void test_include_fs_glob_bounded(void **state)
+{
+	struct memfs m = {0};
+	struct unit_conf u;
+
+	(void)state;
+	memfs_load(&u, &m, "/memfs/top.conf",
+		   "include \"wide/f69999\";\ninclude \"tandem.d/[a]*.res\";\n");
+	assert_loaded(&u); /* a name in wide without a wildcard reads no directory */
+	assert_non_null(conf_find_res(u.c, "a"));
+	unit_done(&u);
+
+	memfs_load(&u, &m, "/memfs/top.conf", "include \"wide.conf\";\n" UNIT_RES(""));
+	assert_rejected(&u);
+	assert_true(memfs_error_in(u.d, "/memfs/wide.conf", 2, 9,
+				   "expanding '/memfs/wide/*.res' reads more than the 65536 "
+				   "directory entries"));
+	assert_int_equal(diag_count(u.d, DIAG_ERR), 1);
+	unit_done(&u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +567,8 @@ int main(void)
 		cmocka_unit_test(test_include_depth),
 		cmocka_unit_test(test_include_error_positions),
 		cmocka_unit_test(test_include_glob_bounded),
+		cmocka_unit_test(test_include_fs_hook),
+		cmocka_unit_test(test_include_fs_glob_bounded),
 	};
 
 	return cmocka_run_group_tests_name("conf-include", tests, NULL, unit_teardown);
