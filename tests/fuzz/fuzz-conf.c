@@ -1,8 +1,7 @@
 /*
  * fuzz-conf: libFuzzer target for the configuration parser.
  *
- * Loads the input as an in-memory tandem.conf named NAME (its directory
- * does not exist, so relative includes resolve to nothing), prints the
+ * Loads the input as an in-memory tandem.conf named NAME, prints the
  * diagnostics, and when it loads:
  *  - dumps it as text (conf_dump) and JSON (conf_dump_json), the whole
  *    configuration and each resource selected by name;
@@ -11,25 +10,293 @@
  *    for its "# defined at FILE:LINE" comments, the JSON one except for
  *    its "defined-at" members. Anything else is abort()ed.
  * Everything is freed, so LeakSanitizer checks the library too.
+ *
+ * Includes never reach the real filesystem: they read memfs, a fixed tree
+ * in memory (struct conf_fs). NAME's directory holds a tandem.d/ and a
+ * drbd.d/ of includes, good and bad, and /t is a tree of 16 directories
+ * in each of 4 levels above 65536 empty files, so that a pattern such as
+ * "/t/x/x/x/x" with '*' for x reads more than CONF_GLOB_ENTRIES_MAX
+ * directory entries at once (a few milliseconds) and "/t/0/x/x/x" matches
+ * more than CONF_FILES_MAX files.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "conf.h"
 #include "diag.h"
 
-#define NAME "/nonexistent/fuzz.conf"
+#define NAME "/etc/tandem.conf"
 #define HOST "alice"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static FILE *devnull;
+
+/* ---------------------------------------------------------------- memfs */
+
+#define MEMFS_TREE       "/t"
+#define MEMFS_TREE_DEPTH 4
+#define MEMFS_TREE_FAN   16
+
+#define MEMFS_HOSTS(minor, port)                                                                \
+	"\tdevice minor " minor "; disk /dev/x" minor "; meta-disk internal;\n"                \
+	"\ton alice { address 10.0.0.1:" port "; }\n\ton bob { address 10.0.0.2:" port "; }\n"
+
+/* The files (text) and directories (NULL) apart from the tree, by canonical name. */
+static const struct memfs_node {
+	const char *path;
+	const char *text;
+} memfs_nodes[] = {
+	{"/", NULL},
+	{"/etc", NULL},
+	/* the input's own name: an include of it closes a cycle */
+	{NAME, "include \"tandem.d/*.res\";\n"},
+	{"/etc/tandem.d", NULL},
+	{"/etc/tandem.d/global_common.conf",
+	 "global { usage-count no; }\ncommon { net { protocol C; } }\n"},
+	{"/etc/tandem.d/a.res",
+	 "include \"global_common.conf\";\nresource a {\n" MEMFS_HOSTS("1", "7789") "}\n"},
+	{"/etc/tandem.d/b.res", "resource b {\n" MEMFS_HOSTS("2", "7790") "}\n"},
+	{"/etc/tandem.d/.hidden.res", "resource hidden {\n" MEMFS_HOSTS("3", "7791") "}\n"},
+	{"/etc/tandem.d/broken.conf", "resource {\n\tnet { ko-count 999; }\n"},
+	{"/etc/tandem.d/empty.conf", ""},
+	{"/etc/tandem.d/sub", NULL}, /* a directory that "*" matches */
+	{"/etc/drbd.conf", "include \"drbd.d/global_common.conf\";\ninclude \"drbd.d/*.res\";\n"},
+	{"/etc/drbd.d", NULL},
+	{"/etc/drbd.d/global_common.conf", "common { disk { on-io-error detach; } }\n"},
+	/* the same file as tandem.d's, read once */
+	{"/etc/drbd.d/a.res", "include \"../tandem.d/a.res\";\n"},
+	{"/etc/drbd.d/self.res", "include \"self.res\";\n"},
+	{"/etc/drbd.d/r0.res", "resource r0 {\n" MEMFS_HOSTS("4", "7792") "}\n"},
+	{MEMFS_TREE, NULL},
+};
+
+/* memfs is the harness, not the target: its branches are no coverage */
+#define MEMFS_FN static __attribute__((no_sanitize("coverage")))
+
+/* Is path (canonical) the tree or in it, and how deep (0 = MEMFS_TREE)? */
+MEMFS_FN bool memfs_in_tree(const char *path, int *depth)
+{
+	const char *p = path + strlen(MEMFS_TREE);
+
+	if (strncmp(path, MEMFS_TREE, strlen(MEMFS_TREE)) != 0 || (*p && *p != '/'))
+		return false;
+	for (*depth = 0; *p; (*depth)++, p += 2)
+		if (p[0] != '/' || !((p[1] >= '0' && p[1] <= '9') || (p[1] >= 'a' && p[1] <= 'f')) ||
+		    (p[2] && p[2] != '/'))
+			return false;
+	return true;
+}
+
+/* The node of path (canonical), NULL if none; in the tree one for all its
+ * directories and one for all its files. */
+MEMFS_FN const struct memfs_node *memfs_find(const char *path)
+{
+	static const struct memfs_node tree_dir = {MEMFS_TREE, NULL}, tree_file = {MEMFS_TREE, ""};
+	size_t i;
+	int depth;
+
+	if (memfs_in_tree(path, &depth)) {
+		if (depth > MEMFS_TREE_DEPTH)
+			return NULL;
+		return depth < MEMFS_TREE_DEPTH ? &tree_dir : &tree_file;
+	}
+	for (i = 0; i < sizeof(memfs_nodes) / sizeof(memfs_nodes[0]); i++)
+		if (strcmp(memfs_nodes[i].path, path) == 0)
+			return &memfs_nodes[i];
+	return NULL;
+}
+
+/* realpath(3) in memfs: no symbolic links, so "." and ".." are lexical. */
+MEMFS_FN int memfs_realpath(void *ctx, const char *path, char *real, size_t size)
+{
+	const struct memfs_node *m = &memfs_nodes[0]; /* "/" */
+	const char *p = path;
+	size_t len = 0, n;
+	char *slash;
+
+	(void)ctx;
+	if (*p != '/' || size < 2)
+		return -ENOENT; /* every name here is absolute, as NAME is */
+	real[0] = '\0';
+	for (;;) {
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if (m->text)
+			return -ENOTDIR;
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			slash = strrchr(real, '/');
+			len = slash ? (size_t)(slash - real) : 0;
+			real[len] = '\0';
+		} else if (n != 1 || p[0] != '.') {
+			if (len + 1 + n >= size)
+				return -ENAMETOOLONG;
+			real[len++] = '/';
+			memcpy(real + len, p, n);
+			len += n;
+			real[len] = '\0';
+			m = memfs_find(real);
+			if (!m)
+				return -ENOENT;
+		}
+		p += n;
+	}
+	if (m->text && path[strlen(path) - 1] == '/')
+		return -ENOTDIR;
+	if (len == 0)
+		strcpy(real, "/");
+	return 0;
+}
+
+MEMFS_FN const struct memfs_node *memfs_lookup(const char *path, char *real, int *rc)
+{
+	*rc = memfs_realpath(NULL, path, real, PATH_MAX);
+	return *rc < 0 ? NULL : memfs_find(real);
+}
+
+struct memfs_dir {
+	const char *path; /* a directory of memfs_nodes; NULL: of the tree */
+	int depth;        /* in the tree */
+	unsigned int pos; /* of ".", "..", then the children */
+	size_t node;      /* the next of memfs_nodes to look at */
+	struct dirent ent;
+};
+
+MEMFS_FN int memfs_opendir(void *ctx, const char *path, void **out)
+{
+	const struct memfs_node *m;
+	struct memfs_dir *d;
+	char real[PATH_MAX];
+	int rc;
+
+	(void)ctx;
+	m = memfs_lookup(path, real, &rc);
+	if (!m)
+		return rc;
+	if (m->text)
+		return -ENOTDIR;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	if (!memfs_in_tree(real, &d->depth))
+		d->path = m->path;
+	*out = d;
+	return 0;
+}
+
+/* Is node a child of directory dir (both canonical)? */
+MEMFS_FN bool memfs_is_child(const char *dir, const char *node)
+{
+	size_t n = dir[1] ? strlen(dir) : 0;
+
+	return strncmp(node, dir, n) == 0 && node[n] == '/' && node[n + 1] &&
+	       !strchr(node + n + 1, '/');
+}
+
+MEMFS_FN struct dirent *memfs_dirent(struct memfs_dir *d, const char *name, unsigned char type)
+{
+	memcpy(d->ent.d_name, name, strlen(name) + 1); /* names here are short */
+	d->ent.d_type = type;
+	d->ent.d_ino = ++d->pos;
+	return &d->ent;
+}
+
+MEMFS_FN int memfs_readdir(void *ctx, void *dir, struct dirent **ent)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct memfs_dir *d = dir;
+	const struct memfs_node *m;
+	char name[2] = "";
+
+	(void)ctx;
+	*ent = NULL;
+	if (d->pos < 2) {
+		*ent = memfs_dirent(d, d->pos ? ".." : ".", DT_DIR);
+	} else if (!d->path) {
+		if (d->pos - 2 < MEMFS_TREE_FAN) {
+			name[0] = digits[d->pos - 2];
+			*ent = memfs_dirent(d, name,
+					    d->depth + 1 < MEMFS_TREE_DEPTH ? DT_DIR : DT_REG);
+		}
+	} else {
+		for (; !*ent && d->node < sizeof(memfs_nodes) / sizeof(memfs_nodes[0]); d->node++) {
+			m = &memfs_nodes[d->node];
+			if (memfs_is_child(d->path, m->path))
+				*ent = memfs_dirent(d, strrchr(m->path, '/') + 1,
+						    m->text ? DT_REG : DT_DIR);
+		}
+	}
+	return 0;
+}
+
+MEMFS_FN void memfs_closedir(void *ctx, void *dir)
+{
+	(void)ctx;
+	free(dir);
+}
+
+MEMFS_FN int memfs_stat(void *ctx, const char *path, struct stat *st)
+{
+	const struct memfs_node *m;
+	char real[PATH_MAX];
+	int rc;
+
+	(void)ctx;
+	m = memfs_lookup(path, real, &rc);
+	if (!m)
+		return rc;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = m->text ? S_IFREG | 0644 : S_IFDIR | 0755;
+	st->st_nlink = 1;
+	st->st_size = m->text ? (off_t)strlen(m->text) : 0;
+	return 0;
+}
+
+MEMFS_FN int memfs_read(void *ctx, const char *path, size_t max, char **buf, size_t *len)
+{
+	const struct memfs_node *m;
+	char real[PATH_MAX];
+	int rc;
+
+	(void)ctx;
+	m = memfs_lookup(path, real, &rc);
+	if (!m)
+		return rc;
+	if (!m->text)
+		return -EISDIR;
+	*len = strlen(m->text);
+	if (*len > max)
+		return -EFBIG;
+	/* exactly its length, so that ASan sees a read past the end */
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf)
+		return -ENOMEM;
+	memcpy(*buf, m->text, *len);
+	return 0;
+}
+
+static const struct conf_fs memfs = {
+	.fs_opendir = memfs_opendir,
+	.fs_readdir = memfs_readdir,
+	.fs_closedir = memfs_closedir,
+	.fs_stat = memfs_stat,
+	.fs_realpath = memfs_realpath,
+	.fs_read = memfs_read,
+};
+
+/* ---------------------------------------------------------------- dumps */
 
 struct dumps {
 	char *text;
@@ -191,7 +458,7 @@ static void check_roundtrip(const struct conf_load_opts *opts, const struct dump
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct conf_load_opts opts = {.hostname = HOST};
+	const struct conf_load_opts opts = {.hostname = HOST, .fs = &memfs};
 	struct dumps first = {0};
 	struct diag *d = NULL;
 	struct conf *c = NULL;
