@@ -13,11 +13,12 @@
  *
  * Includes never reach the real filesystem: they read memfs, a fixed tree
  * in memory (struct conf_fs). NAME's directory holds a tandem.d/ and a
- * drbd.d/ of includes, good and bad, and /t is a tree of 16 directories
- * in each of 4 levels above 65536 empty files, so that a pattern such as
- * "/t/x/x/x/x" with '*' for x reads more than CONF_GLOB_ENTRIES_MAX
- * directory entries at once (a few milliseconds) and "/t/0/x/x/x" matches
- * more than CONF_FILES_MAX files.
+ * drbd.d/ of includes, good and bad, and /t holds 16 directories 0 to f
+ * of 4096 empty files 000 to fff each, so that "/t/x/x" with '*' for x
+ * reads more than CONF_GLOB_ENTRIES_MAX directory entries and "/t/0/x"
+ * matches more than CONF_FILES_MAX files. Few large directories rather
+ * than a deep tree of small ones: glob grows its list of matches once a
+ * directory, which with ASan's realloc costs quadratically in their number.
  */
 #include "config.h"
 
@@ -44,8 +45,10 @@ static FILE *devnull;
 /* ---------------------------------------------------------------- memfs */
 
 #define MEMFS_TREE       "/t"
-#define MEMFS_TREE_DEPTH 4
-#define MEMFS_TREE_FAN   16
+#define MEMFS_TREE_DEPTH 2
+/* the hex digits of the names at each level of the tree: 16 directories
+ * 0 to f of 4096 files 000 to fff */
+static const unsigned int memfs_tree_width[MEMFS_TREE_DEPTH] = {1, 3};
 
 #define MEMFS_HOSTS(minor, port)                                                                \
 	"\tdevice minor " minor "; disk /dev/x" minor "; meta-disk internal;\n"                \
@@ -83,17 +86,28 @@ static const struct memfs_node {
 /* memfs is the harness, not the target: its branches are no coverage */
 #define MEMFS_FN static __attribute__((no_sanitize("coverage")))
 
+MEMFS_FN bool memfs_is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
 /* Is path (canonical) the tree or in it, and how deep (0 = MEMFS_TREE)? */
 MEMFS_FN bool memfs_in_tree(const char *path, int *depth)
 {
 	const char *p = path + strlen(MEMFS_TREE);
+	unsigned int i;
 
 	if (strncmp(path, MEMFS_TREE, strlen(MEMFS_TREE)) != 0 || (*p && *p != '/'))
 		return false;
-	for (*depth = 0; *p; (*depth)++, p += 2)
-		if (p[0] != '/' || !((p[1] >= '0' && p[1] <= '9') || (p[1] >= 'a' && p[1] <= 'f')) ||
-		    (p[2] && p[2] != '/'))
+	for (*depth = 0; *p; (*depth)++) {
+		if (*depth >= MEMFS_TREE_DEPTH || *p++ != '/')
 			return false;
+		for (i = 0; i < memfs_tree_width[*depth]; i++)
+			if (!memfs_is_hex(*p++))
+				return false;
+		if (*p && *p != '/')
+			return false;
+	}
 	return true;
 }
 
@@ -218,15 +232,19 @@ MEMFS_FN int memfs_readdir(void *ctx, void *dir, struct dirent **ent)
 	static const char digits[] = "0123456789abcdef";
 	struct memfs_dir *d = dir;
 	const struct memfs_node *m;
-	char name[2] = "";
+	char name[8] = "";
+	unsigned int i, n, w;
 
 	(void)ctx;
 	*ent = NULL;
 	if (d->pos < 2) {
 		*ent = memfs_dirent(d, d->pos ? ".." : ".", DT_DIR);
 	} else if (!d->path) {
-		if (d->pos - 2 < MEMFS_TREE_FAN) {
-			name[0] = digits[d->pos - 2];
+		w = memfs_tree_width[d->depth];
+		n = d->pos - 2;
+		if (n < 1u << (4 * w)) {
+			for (i = w; i-- > 0; n /= 16)
+				name[i] = digits[n % 16];
 			*ent = memfs_dirent(d, name,
 					    d->depth + 1 < MEMFS_TREE_DEPTH ? DT_DIR : DT_REG);
 		}
