@@ -41,6 +41,15 @@ int ratelimit_new(unsigned int burst, unsigned int interval_ms, struct ratelimit
 	return 0;
 }
 
+void ratelimit_reset(struct ratelimit *rl)
+{
+	pthread_mutex_lock(&rl->lock);
+	rl->tokens = rl->burst;
+	rl->started = false;
+	rl->left_out = 0;
+	pthread_mutex_unlock(&rl->lock);
+}
+
 void ratelimit_free(struct ratelimit *rl)
 {
 	if (!rl)

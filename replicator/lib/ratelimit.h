@@ -17,6 +17,9 @@ struct ratelimit;
 /* burst and interval_ms at least 1: -EINVAL; -ENOMEM. */
 int ratelimit_new(unsigned int burst, unsigned int interval_ms, struct ratelimit **out);
 void ratelimit_free(struct ratelimit *rl);
+/* A full bucket again, nothing counted as left out (the total stays): for
+ * a new episode, e.g. the refusals after a connection was made. */
+void ratelimit_reset(struct ratelimit *rl);
 
 /*
  * May a line go out at now_ms (a monotonic clock in milliseconds)? When it

@@ -48,6 +48,26 @@ static void test_one_per_interval(void **state)
 	ratelimit_free(rl);
 }
 
+/* A reset starts a new episode: the next line goes out at once, with no
+ * count carried over; the total stays. */
+static void test_reset(void **state)
+{
+	struct ratelimit *rl;
+	char note[96];
+
+	(void)state;
+	assert_int_equal(ratelimit_new(1, 10000, &rl), 0);
+	assert_true(ratelimit_allow(rl, 1000, note, sizeof(note)));
+	assert_false(ratelimit_allow(rl, 1001, note, sizeof(note)));
+	assert_false(ratelimit_allow(rl, 1002, note, sizeof(note)));
+	ratelimit_reset(rl);
+	assert_true(ratelimit_allow(rl, 1003, note, sizeof(note)));
+	assert_string_equal(note, "");
+	assert_false(ratelimit_allow(rl, 1004, note, sizeof(note)));
+	assert_int_equal(ratelimit_total(rl), 5);
+	ratelimit_free(rl);
+}
+
 /* A burst goes out whole; the bucket refills one token per interval and
  * never holds more than the burst. */
 static void test_burst(void **state)
@@ -92,6 +112,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_one_per_interval),
+		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_clock_back),
 	};
