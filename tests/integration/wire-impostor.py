@@ -38,6 +38,11 @@ Modes (HOST:PORT is the daemon's replication address):
   garbage HOST:PORT        random bytes instead of a P_HELLO
   burst HOST:PORT          --count connections as fast as the daemon closes
                            them, for at most --seconds
+  flood HOST:PORT          a new connection every --interval s, for at most
+                           --seconds (or --count), each as far as one gets
+                           without the secret (a P_HELLO and a challenge),
+                           then silent and kept open; prints flooding=yes
+                           once --full of them are open
 """
 import argparse
 import hashlib
@@ -532,10 +537,42 @@ def m_burst(a):
     out("elapsed", "%.2f" % (time.monotonic() - t0))
 
 
+def m_flood(a):
+    conns = []
+    t0 = time.monotonic()
+    while len(conns) < a.count and time.monotonic() - t0 < a.seconds:
+        try:
+            c = connect(a, a.target)
+            c.send(hello(STREAM_DATA, random_conn_id(), a.node, a.res))
+            c.send(challenge_pkt(a.alg, new_challenge()))
+        except (Failed, Closed, OSError):
+            pass  # the daemon's backlog was full, or it closed one at once
+        else:
+            conns.append(c)
+        if len(conns) == a.full:
+            out("flooding", True)
+        time.sleep(a.interval)  # the attack's pace, not a synchronisation
+    closed = 0
+    for c in conns:
+        c.s.setblocking(False)
+        try:
+            while True:
+                if not c.s.recv(65536):
+                    closed += 1
+                    break
+        except BlockingIOError:
+            pass  # still open
+        except OSError:
+            closed += 1
+        c.close()
+    out("opened", len(conns))
+    out("closed_by_daemon", closed)
+
+
 MODES = {"hello": m_hello, "wrong-response": m_wrong_response, "auth": m_auth,
          "reflect": m_reflect, "capture": m_capture, "relay": m_relay,
          "meta-relay": m_meta_relay, "stall": m_stall, "garbage": m_garbage,
-         "burst": m_burst}
+         "burst": m_burst, "flood": m_flood}
 
 
 def main():
@@ -562,6 +599,8 @@ def main():
     p.add_argument("--bytes", dest="nbytes", type=int, default=512)
     p.add_argument("--count", type=int, default=200)
     p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--interval", type=float, default=0.02, help="flood: seconds between connections")
+    p.add_argument("--full", type=int, default=16, help="flood: open connections for flooding=yes")
     a = p.parse_args()
     if a.mode == "reflect" and not a.target2:
         p.error("reflect needs two addresses")

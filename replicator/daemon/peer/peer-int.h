@@ -5,11 +5,14 @@
 #ifndef TANDEM_PEER_INT_H
 #define TANDEM_PEER_INT_H
 
+#include <netinet/in.h>
+
 #include "auth.h"
 #include "digest.h"
 #include "gi.h"
 #include "peer/peer.h"
 #include "pktio.h"
+#include "ratelimit.h"
 #include "state/state-change.h"
 #include "volume/volume.h"
 #include "uuidcmp.h"
@@ -83,6 +86,8 @@ struct peer {
 	pthread_t thread;
 	int lfd;       /* listener on our address */
 	int wake[2];   /* peer_stop() wakes the thread */
+	int guard[2];  /* stops the listener's guard (peer-conn.c) */
+	pthread_t guard_thread;
 	bool stop;
 	bool exited;   /* the thread ended by itself (StandAlone) */
 
@@ -104,9 +109,10 @@ struct peer {
 	bool auth_v1; /* cram-hmac-version 1 (DRBD's), else 2 */
 	char me[WIRE_NAME_MAX + 1], peer_name[WIRE_NAME_MAX + 1];
 	char peer_node[WIRE_NAME_MAX + 1]; /* the name in the peer's P_HELLO */
-	/* failures before authentication: rate-limited log (peer.c) */
-	int64_t pre_logged_ms;
-	unsigned int pre_suppressed;
+	char peer_addr[INET6_ADDRSTRLEN + 16]; /* where the data socket comes from */
+	/* failures before authentication: rate-limited log (peer-auth.c) */
+	struct ratelimit *pre_rl;
+	unsigned int pre_unlogged; /* lock: refusals not logged since the last connection */
 	uint64_t pre_refused;  /* lock: refusals since the connection was configured */
 	char pre_last[352];    /* lock: the latest one, logged or not */
 	bool discard_my_data;
@@ -189,17 +195,24 @@ struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 
 /* peer-auth.c: before authentication (doc/wire-protocol.md §5.4, §5.5) */
 #define PEER_PREAUTH_MS 5000 /* the whole setup of one socket */
+#define PEER_ADDR_MAX (INET6_ADDRSTRLEN + 16)
 /* "10.0.0.9:51234" (or "[fd00::9]:51234") of a socket's other end. */
 void peer_addr_of_fd(int fd, char *buf, size_t n);
-/* Count and log (rate-limited) a refusal of the connection fd (< 0: none). */
-void peer_preauth_log(struct peer *p, int fd, const char *fmt, ...)
+/* Count and log (rate-limited) a refusal of the connection from addr. */
+void peer_preauth_log(struct peer *p, const char *addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* accept4() on the listener; one from another address than the peer's is
- * closed unread and logged: -EPERM. The fd, or a negative errno. */
-int peer_accept(struct peer *p);
-/* CRAM-HMAC on one socket, p->agreed's version: 0, -EACCES (refused, logged)
- * or a socket error. */
-int peer_authenticate(struct peer *p, struct pktio *io, enum auth_purpose purpose);
+/* accept4() on the listener, the source address into addr; one from
+ * another address than the peer's is closed unread and logged: -EPERM.
+ * The fd, or a negative errno (-EAGAIN: none waits). */
+int peer_accept(struct peer *p, char *addr, size_t n);
+/* peer-conn.c: the listener; the data and meta sockets, authenticated
+ * (0), -ECANCELED when told to stop, or another negative errno. */
+int peer_listen(struct peer *p);
+int peer_establish(struct peer *p);
+/* While connected, a thread serves the listener: every attempt is closed
+ * unread and logged (§5.3). */
+int peer_guard_start(struct peer *p);
+void peer_guard_stop(struct peer *p);
 void peer_fill_state(struct peer *p, struct wire_pkt *pkt, unsigned int vi);
 int peer_send_state(struct peer *p, unsigned int vi);
 bool peer_sync_paused(struct peer *p, const struct peer_vol *pv);
