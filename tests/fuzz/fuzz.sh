@@ -7,8 +7,8 @@
 # slower than 5 s (a "slow unit") fails the run too.
 #
 # usage: fuzz.sh SRCDIR SECONDS [LIBFUZZER-FLAGS...]
-# FUZZ_TARGET=conf (default), nbd, wire, bmx, arbmsg, al, md, mddump, sbsave
-# or ctl
+# FUZZ_TARGET=conf (default), nbd, wire, bmx, arbmsg, al, md, mddump, sbsave,
+# ctl or setup
 # picks ./fuzz-NAME, its seeds corpus/NAME/ and its dictionary NAME.dict where
 # there is one. Run from the build directory holding the target. Writes:
 #   fuzz-NAME.corpus/     the working corpus (seeds + inputs found; kept
@@ -38,6 +38,7 @@ md) max_len=70000 ;;    # 131 + 16 AL blocks + a bitmap
 mddump) max_len=16384 ;;
 sbsave) max_len=8192 ;;
 ctl) max_len=8192 ;;
+setup) max_len=4096 ;; # 1 + a P_HELLO, a challenge, a response and more
 *) echo "$0: unknown FUZZ_TARGET '$name'" >&2; exit 2 ;;
 esac
 corpus=$target.corpus

@@ -3,7 +3,7 @@
 # fuzzing); any crash, sanitizer report, leak or timeout fails. Skipped
 # (exit 77) without a clang that builds libFuzzer targets.
 # usage: replay-target.sh NAME (nbd, wire, bmx, arbmsg, al, md, mddump, sbsave,
-# ctl)
+# ctl, setup)
 set -u
 name=$1
 srcdir=${srcdir:-.}
