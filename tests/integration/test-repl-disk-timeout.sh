@@ -69,6 +69,10 @@ start_node a
 on a up r0
 on a wait-connect --timeout 20 r0 >/dev/null
 on a primary r0
+# the extent's activity-log transaction first: the write below then goes
+# straight to the hanging data (a cold extent would first hang in that
+# transaction's flush, before lo counts the write)
+sh_a "h.pwrite(b't' * 4096, 20 << 20)"
 on a inject-fault hang r0
 sh_a "h.pwrite(b'T' * 4096, 20 << 20)" &
 slow=$!
