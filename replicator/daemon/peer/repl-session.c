@@ -118,14 +118,17 @@ void peer_sync_done(struct resource *r, struct volume *v)
 int peer_session(struct peer *p)
 {
 	struct resource *r = p->r;
+	struct peer_vol *pv = calloc(r->n_vols, sizeof(*pv));
 	unsigned int i;
 	int rc;
 
-	p->pv = calloc(r->n_vols, sizeof(*p->pv));
-	if (!p->pv)
+	if (!pv)
 		return -ENOMEM;
 	for (i = 0; i < r->n_vols; i++)
-		p->pv[i].v = &r->vols[i];
+		pv[i].v = &r->vols[i];
+	pthread_mutex_lock(&p->lock); /* status reads p->pv under the lock */
+	p->pv = pv;
+	pthread_mutex_unlock(&p->lock);
 	p->session_err = 0;
 	p->barrier_nr = p->barrier_acked = 0;
 	p->recv_epoch_writes = 0;
@@ -133,8 +136,10 @@ int peer_session(struct peer *p)
 	if (!p->ep && epoch_new((uint32_t)conf_res_num(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET,
 						       "max-epoch-size"),
 				1024, &p->ep) < 0) {
-		free(p->pv);
+		pthread_mutex_lock(&p->lock);
 		p->pv = NULL;
+		pthread_mutex_unlock(&p->lock);
+		free(pv);
 		return -ENOMEM;
 	}
 	epoch_reset(p->ep);
