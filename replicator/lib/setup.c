@@ -433,48 +433,34 @@ int setup_input(struct setup *s, const void *buf, size_t len)
 	return 0;
 }
 
+/* Per phase: its name, and what EOF and the deadline mean there. */
+static const struct {
+	const char *name, *eof, *expire;
+} phases[] = {
+	[HELLO_IN] = {"awaiting P_HELLO", "closed before its P_HELLO", "no P_HELLO in time"},
+	[DECIDE] = {"P_HELLO received", "during authentication: closed", "no decision in time"},
+	[CHALLENGE_IN] = {"awaiting P_AUTH_CHALLENGE", "during authentication: closed",
+			  "during authentication: no challenge in time"},
+	[RESPONSE_IN] = {"awaiting P_AUTH_RESPONSE", "during authentication: closed",
+			 "during authentication: no response in time"},
+	[END] = {"ended", NULL, NULL},
+};
+
 void setup_eof(struct setup *s)
 {
-	switch (s->phase) {
-	case HELLO_IN:
-		fail(s, "closed before its P_HELLO");
-		break;
-	case RESPONSE_IN:
-		if (s->role == SETUP_INITIATOR && s->ag.auth_v2) {
-			fail(s, "Authentication of peer failed: it closed the connection instead of "
-				"answering our response (a different shared-secret on the two nodes?)");
-			break;
-		}
-		/* fall through */
-	case CHALLENGE_IN:
-	case DECIDE:
-		fail(s, "during authentication: closed");
-		break;
-	case END:
-		break;
-	}
+	if (s->phase == RESPONSE_IN && s->role == SETUP_INITIATOR && s->ag.auth_v2)
+		fail(s, "Authentication of peer failed: it closed the connection instead of "
+			"answering our response (a different shared-secret on the two nodes?)");
+	else if (phases[s->phase].eof)
+		fail(s, "%s", phases[s->phase].eof);
 }
 
 void setup_expire(struct setup *s)
 {
-	switch (s->phase) {
-	case HELLO_IN:
-		fail(s, "no P_HELLO in time");
-		break;
-	case CHALLENGE_IN:
-		fail(s, "during authentication: no challenge in time");
-		break;
-	case RESPONSE_IN:
-		fail(s, "during authentication: no response in time");
-		break;
-	case DECIDE:
-		fail(s, "no decision in time");
-		break;
-	case END:
-		if (s->out_pos < s->out_len)
-			fail(s, "it does not read what we send");
-		break;
-	}
+	if (phases[s->phase].expire)
+		fail(s, "%s", phases[s->phase].expire);
+	else if (s->out_pos < s->out_len)
+		fail(s, "it does not read what we send");
 }
 
 const void *setup_output(const struct setup *s, size_t *len)
@@ -504,15 +490,7 @@ const char *setup_reason(const struct setup *s)
 
 const char *setup_phase_name(const struct setup *s)
 {
-	static const char *const names[] = {
-		[HELLO_IN] = "awaiting P_HELLO",
-		[DECIDE] = "P_HELLO received",
-		[CHALLENGE_IN] = "awaiting P_AUTH_CHALLENGE",
-		[RESPONSE_IN] = "awaiting P_AUTH_RESPONSE",
-		[END] = "ended",
-	};
-
-	return names[s->phase];
+	return phases[s->phase].name;
 }
 
 const struct wire_hello *setup_peer_hello(const struct setup *s)

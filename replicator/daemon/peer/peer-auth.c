@@ -40,18 +40,6 @@ static void addr_of(const struct sockaddr_storage *ss, char *buf, size_t n)
 	snprintf(buf, n, "%s:%u", ip, ntohs(((const struct sockaddr_in *)ss)->sin_port));
 }
 
-void peer_addr_of_fd(int fd, char *buf, size_t n)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
-		snprintf(buf, n, "(unknown address)");
-		return;
-	}
-	addr_of(&ss, buf, n);
-}
-
 /* Is the source of an accepted connection the configured peer address? */
 static bool from_peer(const struct peer *p, const struct sockaddr_storage *ss)
 {

@@ -129,6 +129,7 @@ struct attempt {
 	int64_t start, deadline;
 	bool ours;	 /* we connect */
 	bool connecting; /* ours: connect() not finished */
+	bool got;	 /* some bytes came */
 	char addr[PEER_ADDR_MAX];
 };
 
@@ -221,6 +222,7 @@ static void at_io(struct attempt *a)
 			setup_eof(a->s);
 			return;
 		}
+		a->got = true;
 		setup_input(a->s, buf, (size_t)r);
 	}
 }
@@ -239,6 +241,7 @@ static int start_ours(struct est *e, uint64_t conn_id)
 	a->fd = fd;
 	a->ours = true;
 	a->connecting = true;
+	a->got = false;
 	a->start = peer_now_ms();
 	a->deadline = a->start + PEER_PREAUTH_MS;
 	snprintf(a->addr, sizeof(a->addr), "%s:%u", resource_cr(e->p->r)->peer->addr.ip,
@@ -246,12 +249,11 @@ static int start_ours(struct est *e, uint64_t conn_id)
 	return 0;
 }
 
-/* How far an incoming attempt got: the one to evict got least far. */
+/* How far an incoming attempt got (nothing, some bytes, its P_HELLO): the
+ * one to evict got least far. */
 static int progress(const struct attempt *a)
 {
-	const struct wire_hello *h = setup_peer_hello(a->s);
-
-	return h ? 2 : setup_want(a->s) < WIRE_HDR_SIZE ? 1 : 0;
+	return setup_peer_hello(a->s) ? 2 : a->got ? 1 : 0;
 }
 
 /* Accept one socket into a slot, evicting one if all are taken: 0, or
@@ -291,6 +293,7 @@ static int accept_in(struct est *e)
 	a->fd = fd;
 	a->ours = false;
 	a->connecting = false;
+	a->got = false;
 	a->start = peer_now_ms();
 	a->deadline = a->start + PEER_PREAUTH_MS;
 	snprintf(a->addr, sizeof(a->addr), "%s", addr);

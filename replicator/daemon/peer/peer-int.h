@@ -78,6 +78,8 @@ struct peer_vol {
 
 #define OV_WINDOW 1024u /* verify requests in flight at most */
 
+#define PEER_ADDR_MAX (INET6_ADDRSTRLEN + 16) /* "[v6]:port" */
+
 #define FL_QUEUE 256   /* barriers queued for one flush at most */
 #define FL_DEFER_MS 10 /* how long a barrier no FLUSH waits for may wait */
 
@@ -109,7 +111,7 @@ struct peer {
 	bool auth_v1; /* cram-hmac-version 1 (DRBD's), else 2 */
 	char me[WIRE_NAME_MAX + 1], peer_name[WIRE_NAME_MAX + 1];
 	char peer_node[WIRE_NAME_MAX + 1]; /* the name in the peer's P_HELLO */
-	char peer_addr[INET6_ADDRSTRLEN + 16]; /* where the data socket comes from */
+	char peer_addr[PEER_ADDR_MAX]; /* where the data socket comes from */
 	/* failures before authentication: rate-limited log (peer-auth.c) */
 	struct ratelimit *pre_rl;
 	unsigned int pre_unlogged; /* lock: refusals not logged since the last connection */
@@ -195,9 +197,6 @@ struct peer_vol *peer_vol_of(struct peer *p, uint16_t vnr);
 
 /* peer-auth.c: before authentication (doc/wire-protocol.md §5.4, §5.5) */
 #define PEER_PREAUTH_MS 5000 /* the whole setup of one socket */
-#define PEER_ADDR_MAX (INET6_ADDRSTRLEN + 16)
-/* "10.0.0.9:51234" (or "[fd00::9]:51234") of a socket's other end. */
-void peer_addr_of_fd(int fd, char *buf, size_t n);
 /* Count and log (rate-limited) a refusal of the connection from addr. */
 void peer_preauth_log(struct peer *p, const char *addr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

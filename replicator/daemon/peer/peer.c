@@ -15,22 +15,16 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "auth.h"
 #include "epoch.h"
-#include "gi.h"
 #include "log.h"
 #include "peer/peer-int.h"
 
