@@ -20,6 +20,10 @@ cleanup() {
 			-e 'runtime error: ' -e 'WARNING: ThreadSanitizer' "$f" || true)
 		[ -z "$bad" ] && continue
 		echo "FAIL: ${f##*/}: $bad" >&2
+		# the report itself, so a CI log that keeps only this test's output
+		# still shows where the fault is
+		awk '/ERROR: AddressSanitizer|runtime error: |WARNING: ThreadSanitizer/ {p = 1}
+			p && n++ < 80 {print "  " $0} /^SUMMARY: / && p {exit}' "$f" >&2
 		[ "$rc" -ne 0 ] || rc=1
 	done
 	# new_loop runs in $(...) and cannot record what it attached: detach every loop

@@ -60,6 +60,8 @@ struct peer_vol {
 	uint64_t ov_pos, ov_start, ov_stop; /* sectors: next request, first, end */
 	uint64_t ov_inflight;      /* requests outstanding (VerifyS) */
 	uint64_t ov_done, ov_oos;  /* blocks compared, found out of sync */
+	uint64_t ov_asked;         /* VerifyT: requests answered */
+	bool ov_ending;            /* VerifyT: the peer is done; end at its last result */
 	uint64_t ov_run_start, ov_run_len; /* the out-of-sync run being logged */
 	int64_t ov_start_ms;
 	struct ov_slot {           /* VerifyS: requests in flight, by block */
@@ -134,7 +136,7 @@ struct peer {
 	int session_err;           /* first error of the session */
 	pthread_t meta_thread, rs_thread, fl_thread, ov_thread;
 	bool meta_running, rs_running, fl_running, ov_running;
-	const struct digest_alg *ov_alg; /* verify-alg */
+	const struct digest_alg *ov_alg; /* verify-alg (atomic: set by control, read by receivers) */
 	/* barriers received, waiting for the flusher (repl.c); lock */
 	pthread_cond_t fl_cond;
 	struct fl_item {

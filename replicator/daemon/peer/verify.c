@@ -47,6 +47,19 @@ static const struct digest_alg *verify_alg(struct peer *p)
 	return a;
 }
 
+/* p->ov_alg: set by the control thread (verify) or the data receiver (the
+ * peer started one), read by both receivers, which a peer may make run at
+ * any time by sending P_OV_REQUEST. */
+static const struct digest_alg *ov_alg(struct peer *p)
+{
+	return __atomic_load_n(&p->ov_alg, __ATOMIC_ACQUIRE);
+}
+
+static void set_ov_alg(struct peer *p, const struct digest_alg *a)
+{
+	__atomic_store_n(&p->ov_alg, a, __ATOMIC_RELEASE);
+}
+
 static uint32_t block_len(const struct peer_vol *pv, uint64_t sector)
 {
 	uint64_t left = (pv->v->size_sect - sector) * 512;
@@ -65,7 +78,7 @@ static int digest_block(struct peer *p, struct peer_vol *pv, uint64_t sector, ui
 		return -ENOMEM;
 	rc = volume_read_claimed(pv->v, sector * 512, len, buf, NULL, NULL);
 	if (rc >= 0) {
-		rc = digest_buf(p->ov_alg, buf, len, out);
+		rc = digest_buf(ov_alg(p), buf, len, out);
 		if (!keep || rc < 0)
 			volume_read_release(pv->v, sector * 512, len);
 	}
@@ -107,18 +120,19 @@ static void log_last_run(struct peer *p, struct peer_vol *pv)
 static void verify_done(struct peer *p, struct peer_vol *pv, bool source)
 {
 	int64_t ms = peer_now_ms() - pv->ov_start_ms;
-	uint64_t oos;
+	uint64_t oos, done;
 
 	pthread_mutex_lock(&p->lock);
 	log_last_run(p, pv);
 	oos = pv->ov_oos;
+	done = pv->ov_done;
 	state_change_repl(pv->v->st, CONN_CONNECTED, "verify done");
 	pthread_mutex_unlock(&p->lock);
 	log_res(LOG_NOTICE, p->r->name,
 		"volume %u: Online verify done (total %lld sec; %llu K/sec), %llu blocks compared",
 		pv->v->vnr, (long long)ms / 1000,
-		(unsigned long long)(ms > 0 ? pv->ov_done * 4 * 1000 / (uint64_t)ms : 0),
-		(unsigned long long)pv->ov_done);
+		(unsigned long long)(ms > 0 ? done * 4 * 1000 / (uint64_t)ms : 0),
+		(unsigned long long)done);
 	if (oos) {
 		log_res(LOG_WARNING, p->r->name,
 			"volume %u: Online verify found %llu 4k block out of sync! They resync at "
@@ -196,16 +210,17 @@ int verify_on_reply(struct peer *p, const struct wire_pkt *pkt)
 	uint8_t mine[DIGEST_MAX_SIZE];
 	struct ov_slot *s;
 	struct wire_pkt res;
+	const struct digest_alg *alg = ov_alg(p);
 	bool same;
 	int rc;
 
-	if (!pv || peer_vol_repl(pv) != CONN_VERIFYS || !p->ov_alg || !(s = slot_of(pv, q->sector)) ||
+	if (!pv || peer_vol_repl(pv) != CONN_VERIFYS || !alg || !(s = slot_of(pv, q->sector)) ||
 	    q->size != block_len(pv, q->sector))
 		return -EPROTO;
-	if (pkt->digest_len != digest_size(p->ov_alg)) {
+	if (pkt->digest_len != digest_size(alg)) {
 		log_res(LOG_ERR, p->r->name, "protocol error: P_OV_REPLY with a %u-byte digest, "
-					     "%s has %zu", pkt->digest_len, digest_name(p->ov_alg),
-			digest_size(p->ov_alg));
+					     "%s has %zu", pkt->digest_len, digest_name(alg),
+			digest_size(alg));
 		return -EPROTO;
 	}
 	if (s->have) {
@@ -307,7 +322,8 @@ static void reset(struct peer_vol *pv, uint64_t start, uint64_t stop)
 
 	pv->ov_pos = pv->ov_start = start;
 	pv->ov_stop = stop;
-	pv->ov_inflight = pv->ov_done = pv->ov_oos = 0;
+	pv->ov_inflight = pv->ov_done = pv->ov_oos = pv->ov_asked = 0;
+	pv->ov_ending = false;
 	pv->ov_run_len = 0;
 	pv->ov_start_ms = peer_now_ms();
 	for (k = 0; pv->ov_ring && k < OV_WINDOW; k++)
@@ -332,8 +348,8 @@ int peer_verify(struct resource *r, uint64_t start, uint64_t stop, struct reply_
 		     state_disk_name(s.pdsk));
 		return -EPERM;
 	}
-	p->ov_alg = verify_alg(p);
-	if (!p->ov_alg) {
+	set_ov_alg(p, verify_alg(p));
+	if (!ov_alg(p)) {
 		ERRF(e, 10, "%s: verify needs 'verify-alg' in the net section (e.g. sha256), on "
 			    "both nodes; then 'tandemadm adjust %s' and reconnect", r->name, r->name);
 		return -EINVAL;
@@ -374,11 +390,26 @@ int peer_verify(struct resource *r, uint64_t start, uint64_t stop, struct reply_
 
 /* ---------------------------------------------------------------- VerifyT */
 
+/*
+ * VerifyT ends when the peer has said it is done (P_STATE Connected, data
+ * stream) and the result of every request it answered is in (P_OV_RESULT,
+ * meta stream): the two streams are not ordered against each other, so the
+ * last results may come after the P_STATE. Under p->lock; true: the caller
+ * ends it (once).
+ */
+static bool t_end_due(struct peer_vol *pv)
+{
+	if (!pv->ov_ending || pv->ov_done < pv->ov_asked)
+		return false;
+	pv->ov_ending = false;
+	return true;
+}
+
 /* The peer's P_STATE: it started (VerifyS) or ended (Connected) a verify. */
 void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_state *ps)
 {
 	if (ps->conn == CONN_VERIFYS && peer_vol_repl(pv) == CONN_CONNECTED) {
-		p->ov_alg = verify_alg(p);
+		set_ov_alg(p, verify_alg(p));
 		pthread_mutex_lock(&p->lock);
 		reset(pv, 0, pv->v->size_sect);
 		state_change_repl(pv->v->st, CONN_VERIFYT, "verify started by the peer");
@@ -386,7 +417,14 @@ void verify_peer_state(struct peer *p, struct peer_vol *pv, const struct wire_st
 		log_res(LOG_NOTICE, p->r->name, "volume %u: Online verify started by the peer",
 			pv->v->vnr);
 	} else if (ps->conn == CONN_CONNECTED && peer_vol_repl(pv) == CONN_VERIFYT) {
-		verify_done(p, pv, false);
+		bool end;
+
+		pthread_mutex_lock(&p->lock);
+		pv->ov_ending = true;
+		end = t_end_due(pv);
+		pthread_mutex_unlock(&p->lock);
+		if (end)
+			verify_done(p, pv, false);
 	}
 }
 
@@ -395,28 +433,37 @@ int verify_on_request(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
 	const struct wire_req *q = &pkt->u.req;
+	const struct digest_alg *alg = ov_alg(p);
 	uint8_t d[DIGEST_MAX_SIZE];
 	struct wire_pkt rep;
 	int rc;
 
 	if (!pv || wire_req_check(q, pv->v->size_sect, OV_BLOCK) < 0)
 		return -EPROTO;
-	if (!p->ov_alg) {
+	if (!alg) {
 		log_res(LOG_ERR, p->r->name, "protocol error: P_OV_REQUEST but no verify-alg here");
 		return -EPROTO;
 	}
 	memset(&rep, 0, sizeof(rep));
 	rep.volume = pkt->volume;
 	rc = digest_block(p, pv, q->sector, q->size, false, d);
-	if (rc < 0) {
+	if (rc < 0) { /* no result comes for it: out of sync, compared, here */
+		found(p, pv, q->sector, q->size);
+		pthread_mutex_lock(&p->lock);
+		pv->ov_asked++;
+		pv->ov_done++;
+		pthread_mutex_unlock(&p->lock);
 		rep.type = WIRE_P_NEG_RS_DREPLY;
 		rep.u.ack = (struct wire_ack){q->sector, q->id, q->size, 0};
 		return peer_send_meta(p, &rep);
 	}
+	pthread_mutex_lock(&p->lock);
+	pv->ov_asked++;
+	pthread_mutex_unlock(&p->lock);
 	rep.type = WIRE_P_OV_REPLY;
 	rep.u.req = *q;
 	rep.digest = d;
-	rep.digest_len = (uint32_t)digest_size(p->ov_alg);
+	rep.digest_len = (uint32_t)digest_size(alg);
 	return peer_send(p, &rep);
 }
 
@@ -424,6 +471,7 @@ int verify_on_request(struct peer *p, const struct wire_pkt *pkt)
 void verify_on_result(struct peer *p, const struct wire_pkt *pkt)
 {
 	struct peer_vol *pv = peer_vol_of(p, pkt->volume);
+	bool end;
 
 	if (!pv || peer_vol_repl(pv) != CONN_VERIFYT)
 		return;
@@ -431,7 +479,10 @@ void verify_on_result(struct peer *p, const struct wire_pkt *pkt)
 		found(p, pv, pkt->u.ack.sector, pkt->u.ack.size);
 	pthread_mutex_lock(&p->lock);
 	pv->ov_done++;
+	end = t_end_due(pv);
 	pthread_mutex_unlock(&p->lock);
+	if (end)
+		verify_done(p, pv, false);
 }
 
 /* The session ends: stop walking (the marked blocks stay marked). */
