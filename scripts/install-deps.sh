@@ -7,7 +7,7 @@ set -eu
 
 BUILD_PKGS="build-essential autoconf automake libtool pkg-config
 	libqb-dev libcpg-dev libquorum-dev libvotequorum-dev libcmap-dev
-	libcfg-dev libcorosync-common-dev pacemaker-dev libxml2-dev libssl-dev
+	libcfg-dev libcorosync-common-dev pacemaker-dev libxml2-dev libssl-dev openssl
 	liburing-dev libcmocka-dev libjson-c-dev clang libclang-rt-14-dev"
 TEST_PKGS="corosync pacemaker pacemaker-cli-utils resource-agents
 	libnbd-bin python3-libnbd nbdkit fio drbd-utils iproute2 fuse3
