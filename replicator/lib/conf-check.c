@@ -400,7 +400,8 @@ static void check_auth(struct conf *c, struct conf_res *r)
 	if (c->warn_unauthenticated && conf_res_unauthenticated(c, r))
 		WARN(c, &r->loc, "shared-secret",
 		     "resource %s: its peer would not be authenticated, so tandemd will not bring "
-		     "it up; set net { cram-hmac-alg sha256; shared-secret \"...\"; } on both "
+		     "it up; set net { cram-hmac-alg sha256; shared-secret \"...\"; } or "
+		     "net { tls yes; tls-ca ...; tls-certificate ...; tls-key ...; } on both "
 		     "nodes, or net { allow-unauthenticated yes; } to replicate without "
 		     "authentication",
 		     r->name);
@@ -411,6 +412,42 @@ static void check_auth(struct conf *c, struct conf_res *r)
 		     "between resources that share the secret and between the two sockets; use 2 "
 		     "(the default) unless the peer cannot",
 		     r->name);
+}
+
+/* tls yes needs its three files, each an absolute path; without it they
+ * do nothing. */
+static void check_tls(struct conf *c, struct conf_res *r)
+{
+	static const char *const files[] = {"tls-ca", "tls-certificate", "tls-key"};
+	const struct conf_val *tls = eff(c, r, CONF_SECT_NET, "tls");
+	bool on = conf_res_bool(c, r, CONF_SECT_NET, "tls");
+	char missing[64] = "";
+
+	if (r->damaged)
+		return;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const struct conf_val *v = eff(c, r, CONF_SECT_NET, files[i]);
+
+		if (!v) {
+			size_t l = strlen(missing);
+
+			snprintf(missing + l, sizeof(missing) - l, "%s%s", l ? ", " : "", files[i]);
+			continue;
+		}
+		if (!on)
+			WARN(c, &v->loc, files[i], "resource %s: %s has no effect without tls yes",
+			     r->name, files[i]);
+		else if (v->text[0] != '/')
+			ERR(c, &v->loc, files[i],
+			    "resource %s: %s must be an absolute path (tandemd does not run in the "
+			    "directory of the configuration), not '%s'",
+			    r->name, files[i], v->text);
+	}
+	if (on && missing[0])
+		ERR(c, &tls->loc, "tls",
+		    "resource %s: tls yes needs tls-ca, tls-certificate and tls-key in the net "
+		    "section; missing: %s (doc/security.md section 5 shows how to make them)",
+		    r->name, missing);
 }
 
 static void check_misc(struct conf *c, struct conf_res *r)
@@ -482,7 +519,7 @@ static void check_nbd_group(struct conf *c, struct conf_res *r)
 
 static void (*const res_rules[])(struct conf *, struct conf_res *) = {
 	check_res_name,	    check_hosts,   check_protocol, check_asb,  check_timeouts,
-	check_resync_after, check_startup, check_auth,	   check_misc, check_quorum,
+	check_resync_after, check_startup, check_auth,	   check_tls, check_misc, check_quorum,
 	check_nbd_group,
 };
 

@@ -124,6 +124,21 @@ const struct conf_opt conf_opts[] = {
 	     "5.4). 1: DRBD 8.4's response to the challenge alone, which can be relayed "
 	     "between resources that share a secret and between the two sockets; only for a "
 	     "peer that speaks nothing else. The same on both nodes."),
+	BOOL("tls", N, "no",
+	     "Run both sockets of the connection over TLS 1.3 with mutual certificate "
+	     "authentication (doc/security.md section 5): encrypted, and the peer must present "
+	     "a certificate of tls-ca that names its host. Needs tls-ca, tls-certificate and "
+	     "tls-key; the same on both nodes."),
+	TYPED("tls-ca", N, CONF_T_STRING, NULL,
+	      "Absolute path of a PEM file with the CA certificates the peer's certificate must "
+	      "lead to (during a CA rotation, both CAs)."),
+	TYPED("tls-certificate", N, CONF_T_STRING, NULL,
+	      "Absolute path of a PEM file with this node's certificate, then its chain. It must "
+	      "name this node's host name (subjectAltName DNS) and allow TLS server and client "
+	      "use; the same path on both nodes, each with its own file."),
+	TYPED("tls-key", N, CONF_T_STRING, NULL,
+	      "Absolute path of the PEM file with tls-certificate's private key, unencrypted; "
+	      "keep it readable by root only."),
 	ENUM("after-sb-0pri", N, "disconnect",
 	     E("disconnect", "discard-younger-primary", "discard-older-primary",
 	       "discard-zero-changes", "discard-least-changes", "discard-local", "discard-remote"),

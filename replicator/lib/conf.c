@@ -115,6 +115,7 @@ int conf_load_buf(const char *name, const char *buf, size_t len, const struct co
 bool conf_res_unauthenticated(const struct conf *c, const struct conf_res *r)
 {
 	return r->me && r->peer && !conf_res_get(c, r, CONF_SECT_NET, "cram-hmac-alg") &&
+	       !conf_res_bool(c, r, CONF_SECT_NET, "tls") &&
 	       !conf_res_bool(c, r, CONF_SECT_NET, "allow-unauthenticated");
 }
 

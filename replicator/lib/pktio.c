@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "pktio.h"
+#include "tls.h"
 
 struct pktio {
 	int fd;
@@ -27,6 +30,9 @@ struct pktio {
 	size_t in_pos, in_end;
 	int shut; /* atomic: pktio_shutdown() may come from any thread */
 	int64_t hard; /* CLOCK_MONOTONIC ms no call may wait past; 0: none */
+	struct tls *tls; /* NULL: plain TCP */
+	pthread_mutex_t tls_lock; /* one call into tls at a time */
+	char rwhy[TLS_REASON_MAX]; /* why the last TLS receive failed */
 };
 
 #define PKTIO_SBUF (WIRE_HDR_SIZE + WIRE_BM_MAX_CHUNK + 4096)
@@ -47,6 +53,7 @@ int pktio_new(int fd, enum wire_stream stream, struct pktio **out)
 	io->fd = fd;
 	io->stream = stream;
 	io->features = WIRE_F_ALL; /* until negotiated: only P_HELLO is expected */
+	pthread_mutex_init(&io->tls_lock, NULL);
 	*out = io;
 	return 0;
 }
@@ -55,6 +62,8 @@ void pktio_free(struct pktio *io)
 {
 	if (!io)
 		return;
+	tls_free(io->tls);
+	pthread_mutex_destroy(&io->tls_lock);
 	if (io->fd >= 0)
 		close(io->fd);
 	free(io->buf);
@@ -76,6 +85,11 @@ void pktio_set_stream(struct pktio *io, enum wire_stream stream)
 void pktio_set_features(struct pktio *io, uint64_t features)
 {
 	io->features = features;
+}
+
+void pktio_set_tls(struct pktio *io, struct tls *t)
+{
+	io->tls = t;
 }
 
 void pktio_shutdown(struct pktio *io)
@@ -102,15 +116,25 @@ static int left(int64_t deadline)
 	return l < 0 ? 0 : (int)l;
 }
 
-int pktio_wait(struct pktio *io, int timeout_ms)
+/* Decrypted bytes wait in the TLS session, where poll cannot see them. */
+static bool tls_has(struct pktio *io)
 {
-	struct pollfd p = {io->fd, POLLIN, 0};
+	bool has;
+
+	if (!io->tls)
+		return false;
+	pthread_mutex_lock(&io->tls_lock);
+	has = tls_pending(io->tls);
+	pthread_mutex_unlock(&io->tls_lock);
+	return has;
+}
+
+/* Wait for events on the socket: 1, 0 on timeout, negative errno. */
+static int wait_fd(struct pktio *io, short events, int timeout_ms)
+{
+	struct pollfd p = {io->fd, events, 0};
 	int rc;
 
-	if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
-		return -ECONNABORTED;
-	if (io->in_pos < io->in_end)
-		return 1;
 	do
 		rc = poll(&p, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
@@ -119,11 +143,63 @@ int pktio_wait(struct pktio *io, int timeout_ms)
 	return rc > 0;
 }
 
+int pktio_wait(struct pktio *io, int timeout_ms)
+{
+	if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
+		return -ECONNABORTED;
+	if (io->in_pos < io->in_end || tls_has(io))
+		return 1;
+	return wait_fd(io, POLLIN, timeout_ms);
+}
+
 bool pktio_pending(struct pktio *io)
 {
 	int n = 0;
 
-	return io->in_pos < io->in_end || (ioctl(io->fd, FIONREAD, &n) == 0 && n > 0);
+	return io->in_pos < io->in_end || tls_has(io) ||
+	       (ioctl(io->fd, FIONREAD, &n) == 0 && n > 0);
+}
+
+/* One non-blocking read from the stream: bytes, 0 at its end, -EAGAIN
+ * (wait for *ev), or a negative errno. */
+static ssize_t rd(struct pktio *io, void *buf, size_t n, short *ev)
+{
+	ssize_t r;
+
+	if (io->tls) {
+		pthread_mutex_lock(&io->tls_lock);
+		r = tls_read(io->tls, buf, n, ev);
+		if (r < 0 && r != -EAGAIN)
+			snprintf(io->rwhy, sizeof(io->rwhy), "%s", tls_reason(io->tls));
+		pthread_mutex_unlock(&io->tls_lock);
+		return r;
+	}
+	*ev = POLLIN;
+	do
+		r = recv(io->fd, buf, n, MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+/* One non-blocking write: bytes taken, -EAGAIN (wait for *ev), or a
+ * negative errno. */
+static ssize_t wr(struct pktio *io, struct iovec *iov, int niov, short *ev)
+{
+	ssize_t w;
+
+	if (io->tls) {
+		pthread_mutex_lock(&io->tls_lock);
+		w = tls_write(io->tls, iov[0].iov_base, iov[0].iov_len, ev);
+		pthread_mutex_unlock(&io->tls_lock);
+		return w;
+	}
+	*ev = POLLOUT;
+	do {
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+
+		w = sendmsg(io->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (w < 0 && errno == EINTR);
+	return w < 0 ? -errno : w;
 }
 
 /*
@@ -135,6 +211,7 @@ static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
 {
 	uint8_t *p = buf;
 	ssize_t r;
+	short ev;
 	int rc;
 
 	while (len) {
@@ -152,19 +229,17 @@ static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
 		if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
 			return -ECONNABORTED;
 		if (len >= PKTIO_IBUF) {
-			r = recv(io->fd, p, len, MSG_DONTWAIT);
+			r = rd(io, p, len, &ev);
 		} else {
-			r = recv(io->fd, io->in, PKTIO_IBUF, MSG_DONTWAIT);
+			r = rd(io, io->in, PKTIO_IBUF, &ev);
 			if (r > 0) {
 				io->in_pos = 0;
 				io->in_end = (size_t)r;
 				continue;
 			}
 		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno == EAGAIN) {
-			rc = pktio_wait(io, left(deadline));
+		if (r == -EAGAIN) {
+			rc = wait_fd(io, ev, left(deadline));
 			if (rc < 0)
 				return rc;
 			if (rc == 0)
@@ -172,7 +247,7 @@ static int read_full(struct pktio *io, void *buf, size_t len, int64_t deadline)
 			continue;
 		}
 		if (r < 0)
-			return -errno;
+			return (int)r;
 		if (r == 0)
 			return -ECONNRESET;
 		p += r;
@@ -220,6 +295,8 @@ int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *rea
 
 	for (;;) {
 		rc = read_full(io, h, sizeof(h), deadline);
+		if (rc == -EPROTO && io->tls) /* what TLS refused */
+			snprintf(reason, n, "TLS: %s", io->rwhy);
 		if (rc < 0)
 			return rc;
 		rc = wire_hdr_decode(h, &hdr, reason, n);
@@ -233,6 +310,8 @@ int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *rea
 		/* the rest of a packet whose header arrived is not subject to
 		 * the caller's idle timeout, only to a generous one */
 		rc = read_full(io, io->buf, hdr.len, bounded(io, now_ms() + 60000));
+		if (rc == -EPROTO && io->tls)
+			snprintf(reason, n, "TLS: %s", io->rwhy);
 		if (rc < 0)
 			return rc;
 		if (rc == 0 && wire_pkt_check(&hdr, io->stream, io->features, NULL, 0) == -ENOMSG)
@@ -252,35 +331,37 @@ int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
 	len = wire_pkt_encode_head(pkt, io->sbuf, PKTIO_SBUF);
 	if (len < 0)
 		return len;
-	iov[0] = (struct iovec){io->sbuf, (size_t)len};
 	total = WIRE_HDR_SIZE + (size_t)wire_pkt_len(pkt);
 	rest = total - (size_t)len; /* the data, not copied */
+	if (io->tls && rest && rest <= PKTIO_SBUF - (size_t)len) {
+		/* TLS writes one buffer at a time: one record, not two, for a
+		 * small packet */
+		memcpy(io->sbuf + len, pkt->data + pkt->data_len - rest, rest);
+		len += (int)rest;
+		rest = 0;
+	}
+	iov[0] = (struct iovec){io->sbuf, (size_t)len};
 	if (rest) {
 		iov[1] = (struct iovec){(void *)(pkt->data + pkt->data_len - rest), rest};
 		niov = 2;
 	}
 	while (total) {
-		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
-		struct pollfd p = {io->fd, POLLOUT, 0};
+		short ev;
 		int rc;
 
 		if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
 			return -ECONNABORTED;
-		w = sendmsg(io->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (w < 0 && errno == EAGAIN) {
-			do
-				rc = poll(&p, 1, left(deadline));
-			while (rc < 0 && errno == EINTR);
+		w = wr(io, iov, niov, &ev);
+		if (w == -EAGAIN) {
+			rc = wait_fd(io, ev, left(deadline));
 			if (rc < 0)
-				return -errno;
+				return rc;
 			if (rc == 0)
 				return -ETIMEDOUT;
 			continue;
 		}
-		if (w < 0 && errno == EINTR)
-			continue;
 		if (w < 0)
-			return -errno;
+			return (int)w;
 		total -= (size_t)w;
 		while (w > 0 && niov) {
 			if ((size_t)w >= iov[0].iov_len) {

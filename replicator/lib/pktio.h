@@ -16,6 +16,7 @@
 #include "wire.h"
 
 struct pktio;
+struct tls;
 
 /* Takes ownership of fd (closed by pktio_free). */
 int pktio_new(int fd, enum wire_stream stream, struct pktio **out);
@@ -24,6 +25,11 @@ int pktio_fd(const struct pktio *io);
 void pktio_set_features(struct pktio *io, uint64_t features);
 /* An accepted socket learns its stream from its P_HELLO. */
 void pktio_set_stream(struct pktio *io, enum wire_stream stream);
+/* From now on every byte goes through the TLS session t (lib/tls.h),
+ * whose handshake is done; pktio owns it. Receiving and sending may still
+ * run on different threads: they take turns on t under a lock that
+ * neither holds while it waits for the socket. */
+void pktio_set_tls(struct pktio *io, struct tls *t);
 /* Make the next receive and any blocked one fail (-ECONNABORTED). */
 void pktio_shutdown(struct pktio *io);
 /* From now on no pktio_recv() or pktio_send() waits more than ms in all,

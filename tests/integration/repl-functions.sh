@@ -34,7 +34,7 @@ ip -n "$ns_b" link set "vb$$" up
 # authenticated with a test secret unless NET-OPTIONS say how to authenticate
 write_repl_conf() {
 	case ${2:-} in
-	*cram-hmac-alg* | *allow-unauthenticated*) wrc_auth= ;;
+	*cram-hmac-alg* | *allow-unauthenticated* | *"tls yes"*) wrc_auth= ;;
 	*) wrc_auth='cram-hmac-alg sha256; shared-secret "tandem-test";' ;;
 	esac
 	cat >"$1" <<CONF

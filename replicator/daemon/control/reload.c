@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "tls.h"
 #include "control/control.h"
 #include "front/nbd-srv.h"
 #include "peer/peer.h"
@@ -75,6 +76,37 @@ static void rebind(struct resource *r, const struct conf_res *cr)
 	r->conf_pending = false;
 }
 
+/*
+ * The TLS files of every resource that is connecting or connected, in the
+ * new configuration: a set that does not load is refused now, with the
+ * reason, rather than found at the next connection (doc/security.md
+ * section 5, key rotation). 0, or -EINVAL with msg filled.
+ */
+static int check_tls_files(struct tandemd *d, const struct conf *nc, char *msg, size_t msglen)
+{
+	const struct conf_res *cr;
+
+	for (cr = conf_resources(nc); cr; cr = cr->next) {
+		const struct resource *r = resource_find(d, cr->name);
+		char why[TLS_REASON_MAX + 256];
+		struct tls_files f;
+		struct tls_ctx *t;
+
+		if (!r || !r->peer || !cr->me || !conf_res_bool(nc, cr, CONF_SECT_NET, "tls"))
+			continue;
+		f = (struct tls_files){conf_res_text(nc, cr, CONF_SECT_NET, "tls-ca"),
+				       conf_res_text(nc, cr, CONF_SECT_NET, "tls-certificate"),
+				       conf_res_text(nc, cr, CONF_SECT_NET, "tls-key")};
+		if (tls_ctx_new(&f, why, sizeof(why), &t) < 0) {
+			snprintf(msg, msglen, "%s not applied: resource %s: %.400s", d->conf_path,
+				 cr->name, why);
+			return -EINVAL;
+		}
+		tls_ctx_free(t);
+	}
+	return 0;
+}
+
 int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 {
 	struct conf *nc, **retired;
@@ -100,6 +132,12 @@ int tandemd_reload(struct tandemd *d, char *msg, size_t msglen)
 		return rc;
 	}
 	diag_free(diag);
+	rc = check_tls_files(d, nc, msg, msglen);
+	if (rc < 0) {
+		conf_free(nc);
+		log_warn("%s", msg);
+		return rc;
+	}
 	retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
 	if (!retired) {
 		conf_free(nc);

@@ -1,9 +1,10 @@
 /*
  * peer-auth: the phase of a connection before authentication
- * (doc/wire-protocol.md §5.4, §5.5): the source address check, CRAM-HMAC
- * the rate-limited log of refusals and their count in status, and the
- * refusal of a resource whose peer would not be authenticated. The
- * exchange itself (CRAM-HMAC versions 1 and 2) is lib/setup.c's.
+ * (doc/wire-protocol.md §5.4-§5.6): the source address check, the
+ * rate-limited log of refusals and their count in status, the TLS files,
+ * and the refusal of a resource whose peer would not be authenticated.
+ * The exchange itself is lib/setup.c's (CRAM-HMAC versions 1 and 2) and
+ * lib/tls.c's (TLS).
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -128,9 +130,66 @@ int peer_refuse_unauthenticated(struct resource *r, struct reply_err *e)
 		return 0;
 	ERRF(e, 10,
 	     "%s:%d: resource %s: its peer would not be authenticated (no cram-hmac-alg and "
-	     "shared-secret); set net { cram-hmac-alg sha256; shared-secret \"...\"; } on both "
-	     "nodes, or net { allow-unauthenticated yes; } to replicate without authentication "
+	     "shared-secret, no tls); set net { cram-hmac-alg sha256; shared-secret \"...\"; } "
+	     "or net { tls yes; tls-ca ...; tls-certificate ...; tls-key ...; } on both nodes, or "
+	     "net { allow-unauthenticated yes; } to replicate without authentication "
 	     "(doc/security.md); then 'tandemadm adjust %s' reloads it, and you can try again",
 	     cr->loc.file ? cr->loc.file : "?", cr->loc.line, r->name, r->name);
 	return -EACCES;
+}
+
+/* ---------------------------------------------------------------- TLS files */
+
+/* The three paths and what stat says of each, to tell a change. */
+static void tls_sig(const struct tls_files *f, char *buf, size_t n)
+{
+	const char *paths[] = {f->ca, f->cert, f->key};
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < 3 && l < n; i++) {
+		struct stat st;
+
+		memset(&st, 0, sizeof(st));
+		if (paths[i])
+			stat(paths[i], &st);
+		l += (size_t)snprintf(buf + l, n - l, "%s:%llu:%llu:%lld.%09ld;",
+				      paths[i] ? paths[i] : "", (unsigned long long)st.st_ino,
+				      (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+				      st.st_mtim.tv_nsec);
+	}
+}
+
+int peer_tls_load(struct peer *p, char *why, size_t n)
+{
+	const struct conf *c = tandemd_conf(p->r->d);
+	const struct conf_res *cr = resource_cr(p->r);
+	char sig[sizeof(p->tls_sig)];
+	struct tls_files f;
+	struct tls_ctx *t;
+	int rc;
+
+	if (!conf_res_bool(c, cr, CONF_SECT_NET, "tls")) {
+		tls_ctx_free(p->tls);
+		p->tls = NULL;
+		p->tls_sig[0] = '\0';
+		return 0;
+	}
+	f = (struct tls_files){conf_res_text(c, cr, CONF_SECT_NET, "tls-ca"),
+			       conf_res_text(c, cr, CONF_SECT_NET, "tls-certificate"),
+			       conf_res_text(c, cr, CONF_SECT_NET, "tls-key")};
+	tls_sig(&f, sig, sizeof(sig));
+	if (!strcmp(sig, p->tls_sig))
+		return p->tls_bad ? -EALREADY : 0; /* unchanged since the last try */
+	snprintf(p->tls_sig, sizeof(p->tls_sig), "%s", sig);
+	rc = tls_ctx_new(&f, why, n, &t);
+	p->tls_bad = rc < 0;
+	if (rc < 0)
+		return rc;
+	if (p->tls)
+		log_res(LOG_NOTICE, p->r->name, "TLS: loaded %s, %s and %s again; new connections "
+						"use them", f.ca, f.cert, f.key);
+	tls_ctx_free(p->tls);
+	p->tls = t;
+	return 0;
 }

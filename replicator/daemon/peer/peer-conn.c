@@ -14,6 +14,10 @@
  * attempt is dropped only when an incoming one has authenticated, or when
  * the peer says it keeps its own (§5.2). Nothing here changes any state
  * of the resource before a socket is authenticated (§5.5).
+ *
+ * With TLS (§5.6) each socket first runs its TLS handshake, from the same
+ * loop and within the same deadline; the setup machine's bytes then go
+ * through the session, which the socket's pktio takes over.
  */
 #include "config.h"
 
@@ -129,7 +133,11 @@ struct attempt {
 	int64_t start, deadline;
 	bool ours;	 /* we connect */
 	bool connecting; /* ours: connect() not finished */
-	bool got;	 /* some bytes came */
+	bool got;	 /* some bytes of the setup machine came */
+	struct tls *tls; /* with TLS: the session */
+	bool tls_done;	 /* its handshake is complete */
+	short tls_ev;	 /* the poll events the session waits for */
+	char *fail;	 /* a failure of the socket itself, to log (malloc'd) */
 	char addr[PEER_ADDR_MAX];
 };
 
@@ -145,10 +153,57 @@ struct est {
 static void at_close(struct attempt *a)
 {
 	setup_free(a->s);
+	tls_free(a->tls);
+	free(a->fail);
 	if (a->fd >= 0)
 		close(a->fd);
 	a->s = NULL;
+	a->tls = NULL;
+	a->fail = NULL;
 	a->fd = -1;
+}
+
+/* The socket failed below the setup machine (TLS): settle() logs why. */
+static void at_fail(struct attempt *a, const char *why)
+{
+	if (!a->fail)
+		a->fail = strdup(why);
+	setup_eof(a->s);
+}
+
+/* A send or receive failed: the session's reason with TLS, else the
+ * machine's. */
+static void at_tls_fail(struct attempt *a)
+{
+	char why[TLS_REASON_MAX + 8];
+
+	if (!a->tls) {
+		setup_eof(a->s);
+		return;
+	}
+	snprintf(why, sizeof(why), "TLS: %s", tls_reason(a->tls));
+	at_fail(a, why);
+}
+
+/* Bytes out and in, through the TLS session once there is one. */
+static ssize_t at_send(struct attempt *a, const void *o, size_t n)
+{
+	ssize_t w;
+
+	if (a->tls)
+		return tls_write(a->tls, o, n, &a->tls_ev);
+	w = send(a->fd, o, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return w < 0 ? -errno : w;
+}
+
+static ssize_t at_recv(struct attempt *a, void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (a->tls)
+		return tls_read(a->tls, buf, n, &a->tls_ev);
+	r = recv(a->fd, buf, n, MSG_DONTWAIT);
+	return r < 0 ? -errno : r;
 }
 
 /* Send what the machine holds, without waiting: 0 when all went out,
@@ -162,11 +217,11 @@ static int at_flush(struct attempt *a)
 
 		if (!n)
 			return 0;
-		w = send(a->fd, o, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
+		w = at_send(a, o, n);
+		if (w == -EINTR)
 			continue;
 		if (w < 0)
-			return errno == EAGAIN ? -EAGAIN : -errno;
+			return (int)w;
 		setup_sent(a->s, (size_t)w);
 	}
 }
@@ -177,7 +232,7 @@ static int at_flush_all(struct attempt *a)
 	int rc;
 
 	while ((rc = at_flush(a)) == -EAGAIN) {
-		struct pollfd f = {a->fd, POLLOUT, 0};
+		struct pollfd f = {a->fd, a->tls ? a->tls_ev : POLLOUT, 0};
 		int64_t left = a->deadline - peer_now_ms();
 
 		if (left <= 0 || poll(&f, 1, (int)left) == 0)
@@ -202,29 +257,66 @@ static void at_io(struct attempt *a)
 		}
 		a->connecting = false;
 	}
+	if (a->tls && !a->tls_done) {
+		char why[TLS_REASON_MAX + 32];
+
+		rc = tls_handshake(a->tls, &a->tls_ev);
+		if (rc == -EAGAIN)
+			return;
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "TLS handshake failed: %s", tls_reason(a->tls));
+			at_fail(a, why);
+			return;
+		}
+		a->tls_done = true;
+	}
 	for (;;) {
 		size_t want = setup_want(a->s);
 		ssize_t r;
 
 		rc = at_flush(a);
 		if (rc < 0 && rc != -EAGAIN) {
-			setup_eof(a->s);
+			at_tls_fail(a);
 			return;
 		}
 		if (!want)
 			return;
-		r = recv(a->fd, buf, want < sizeof(buf) ? want : sizeof(buf), MSG_DONTWAIT);
-		if (r < 0 && errno == EINTR)
+		r = at_recv(a, buf, want < sizeof(buf) ? want : sizeof(buf));
+		if (r == -EINTR)
 			continue;
-		if (r < 0 && errno == EAGAIN)
+		if (r == -EAGAIN)
 			return;
-		if (r <= 0) {
+		if (r < 0) {
+			at_tls_fail(a);
+			return;
+		}
+		if (r == 0) {
 			setup_eof(a->s);
+			return;
+		}
+		if (!a->got && !a->tls && tls_looks_like_hello(buf, (size_t)r)) {
+			at_fail(a, "the peer speaks TLS: set net { tls yes; } on both nodes, or on "
+				   "neither");
 			return;
 		}
 		a->got = true;
 		setup_input(a->s, buf, (size_t)r);
 	}
+}
+
+/* A TLS session for a's socket, if the resource has TLS. */
+static int at_tls(struct est *e, struct attempt *a, enum tls_role role)
+{
+	const struct conf_host *peer = resource_cr(e->p->r)->peer;
+
+	a->tls = NULL;
+	a->tls_done = false;
+	a->tls_ev = role == TLS_CLIENT ? POLLOUT : POLLIN;
+	a->fail = NULL;
+	if (!e->p->tls)
+		return 0;
+	return tls_new(e->p->tls, a->fd, role, (const char *const *)peer->names, peer->n_names,
+		       &a->tls);
 }
 
 static int start_ours(struct est *e, uint64_t conn_id)
@@ -239,6 +331,10 @@ static int start_ours(struct est *e, uint64_t conn_id)
 		return -ENOMEM;
 	}
 	a->fd = fd;
+	if (at_tls(e, a, TLS_CLIENT) < 0) {
+		at_close(a);
+		return -ENOMEM;
+	}
 	a->ours = true;
 	a->connecting = true;
 	a->got = false;
@@ -291,6 +387,10 @@ static int accept_in(struct est *e)
 		return -ENOMEM;
 	}
 	a->fd = fd;
+	if (at_tls(e, a, TLS_SERVER) < 0) {
+		at_close(a);
+		return -ENOMEM;
+	}
 	a->ours = false;
 	a->connecting = false;
 	a->got = false;
@@ -368,9 +468,10 @@ static int settle(struct est *e, struct attempt *a)
 		at_close(a);
 		return 0;
 	case SETUP_FAILED:
-		at_flush(a); /* our P_HELLO, if negotiation failed: the peer learns why */
+		if (!a->fail)
+			at_flush(a); /* our P_HELLO, if negotiation failed: the peer learns why */
 		if (!a->ours || !a->connecting)
-			peer_preauth_log(e->p, a->addr, "%s", setup_reason(a->s));
+			peer_preauth_log(e->p, a->addr, "%s", a->fail ? a->fail : setup_reason(a->s));
 		at_close(a);
 		return 0;
 	}
@@ -397,7 +498,13 @@ static int take(struct est *e, struct attempt *a)
 		at_close(a);
 		return rc;
 	}
-	a->fd = -1; /* pktio owns it now */
+	a->fd = -1; /* pktio owns it now, and the TLS session */
+	if (a->tls) {
+		if (e->stream == WIRE_STREAM_DATA)
+			tls_describe(a->tls, p->tls_desc, sizeof(p->tls_desc));
+		pktio_set_tls(io, a->tls);
+		a->tls = NULL;
+	}
 	pktio_set_features(io, ag->features);
 	if (e->stream == WIRE_STREAM_DATA) {
 		p->conn_id = ag->conn_id;
@@ -414,6 +521,19 @@ static int take(struct est *e, struct attempt *a)
 	pthread_mutex_unlock(&p->lock);
 	at_close(a);
 	return 0;
+}
+
+/* New TLS files, if changed, for the attempts from now on; a set that
+ * does not load is logged once and the loaded one kept. */
+static void tls_reload(struct peer *p)
+{
+	char why[TLS_REASON_MAX + 256];
+	int rc = peer_tls_load(p, why, sizeof(why));
+
+	if (rc < 0 && rc != -EALREADY)
+		log_res(LOG_ERR, p->r->name, "TLS: %s; %s", why,
+			p->tls ? "connecting with the files loaded before until it is fixed"
+			       : "cannot connect until it is fixed");
 }
 
 static bool stopping(struct peer *p)
@@ -447,6 +567,7 @@ static int establish(struct est *e, int64_t until)
 
 			while (!id)
 				id = gi_entropy();
+			tls_reload(p);
 			if (start_ours(e, id) < 0)
 				log_res(LOG_DEBUG, p->r->name, "cannot connect to the peer yet");
 			e->next = e->stream == WIRE_STREAM_DATA ? t + p->connect_int_ms : 0;
@@ -482,8 +603,11 @@ static int establish(struct est *e, int64_t until)
 			setup_output(a->s, &n);
 			idx[nf - 2] = i;
 			f[nf++] = (struct pollfd){a->fd, (short)((a->connecting || n ? POLLOUT : 0) |
-								(setup_want(a->s) ? POLLIN : 0)),
+								(setup_want(a->s) ? POLLIN : 0) |
+								(a->tls ? a->tls_ev : 0)),
 						  0};
+			if (a->tls && tls_pending(a->tls) && setup_want(a->s))
+				wake = t; /* bytes wait in the session: no poll needed */
 		}
 		rc = poll(f, (nfds_t)nf, (int)(wake > t ? wake - t : 0));
 		if (rc < 0 && errno != EINTR)
@@ -493,7 +617,7 @@ static int establish(struct est *e, int64_t until)
 		for (int k = 2; k < nf; k++) {
 			struct attempt *a = &e->at[idx[k - 2]];
 
-			if (!f[k].revents || a->fd < 0)
+			if (a->fd < 0 || (!f[k].revents && !(a->tls && tls_pending(a->tls))))
 				continue;
 			at_io(a);
 			if (settle(e, a) == 1) {

@@ -5,6 +5,7 @@
 #ifndef TANDEM_PEER_INT_H
 #define TANDEM_PEER_INT_H
 
+#include <limits.h>
 #include <netinet/in.h>
 
 #include "auth.h"
@@ -14,6 +15,7 @@
 #include "pktio.h"
 #include "ratelimit.h"
 #include "state/state-change.h"
+#include "tls.h"
 #include "volume/volume.h"
 #include "uuidcmp.h"
 #include "wire.h"
@@ -111,6 +113,10 @@ struct peer {
 	char alg[WIRE_ALG_MAX + 1];
 	char secret[132];
 	bool auth_v1; /* cram-hmac-version 1 (DRBD's), else 2 */
+	struct tls_ctx *tls; /* net { tls yes; }: loaded at each establishment (peer-auth.c) */
+	char tls_desc[160];  /* the data socket's TLS session, for the log */
+	char tls_sig[3 * (PATH_MAX / 4 + 64)]; /* the files p->tls came from, as stat saw them */
+	bool tls_bad;        /* the files of tls_sig do not load */
 	char me[WIRE_NAME_MAX + 1], peer_name[WIRE_NAME_MAX + 1];
 	char peer_node[WIRE_NAME_MAX + 1]; /* the name in the peer's P_HELLO */
 	char peer_addr[PEER_ADDR_MAX]; /* where the data socket comes from */
@@ -210,6 +216,12 @@ int peer_accept(struct peer *p, char *addr, size_t n);
  * (0), -ECANCELED when told to stop, or another negative errno. */
 int peer_listen(struct peer *p);
 int peer_establish(struct peer *p);
+/* (Re)load the TLS files of net { tls yes; } into p->tls (NULL without
+ * tls) if they changed since the last call: 0, or a negative errno with
+ * why naming the file and the reason (-EALREADY, why untouched: they have
+ * not changed since they failed); p->tls is kept then. Connection thread,
+ * or before it runs. */
+int peer_tls_load(struct peer *p, char *why, size_t n);
 /* While connected, a thread serves the listener: every attempt is closed
  * unread and logged (§5.3). */
 int peer_guard_start(struct peer *p);

@@ -135,11 +135,13 @@ static void *peer_thread(void *arg)
 				peer_sleep(p, 500);
 			continue;
 		}
-		log_res(LOG_INFO, p->r->name, "connected to %s (%s), %s%s", p->peer_node, p->peer_addr,
-			p->initiator ? "as initiator" : "as acceptor",
-			!p->alg[0]		? ", not authenticated"
+		log_res(LOG_INFO, p->r->name, "connected to %s (%s), %s%s%s%s", p->peer_node,
+			p->peer_addr, p->initiator ? "as initiator" : "as acceptor",
+			!p->alg[0]	      ? ""
 			: p->agreed.auth_v2 ? ", authenticated (cram-hmac-version 2)"
-					    : ", authenticated (cram-hmac-version 1)");
+					    : ", authenticated (cram-hmac-version 1)",
+			p->tls ? ", TLS: " : !p->alg[0] ? ", not authenticated" : "",
+			p->tls ? p->tls_desc : "");
 		pthread_mutex_lock(&p->lock);
 		if (p->pre_unlogged)
 			log_res(LOG_WARNING, p->r->name,
@@ -209,6 +211,7 @@ static void load_conf(struct peer *p)
 
 int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 {
+	char why[TLS_REASON_MAX + 256];
 	struct peer *p;
 	int rc;
 
@@ -228,6 +231,13 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 	p->r = r;
 	p->discard_my_data = discard_my_data;
 	load_conf(p);
+	rc = peer_tls_load(p, why, sizeof(why));
+	if (rc < 0) {
+		ERRF(e, 10, "%s: %.360s; fix it, then 'tandemadm adjust %s' and try again", r->name, why,
+		     r->name);
+		free(p);
+		return rc;
+	}
 	pthread_mutex_init(&p->send_lock, NULL);
 	pthread_mutex_init(&p->meta_lock, NULL);
 	pthread_mutex_init(&p->lock, NULL);
@@ -247,7 +257,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 			"cannot listen on %s:%u yet: %s (is the address on this node, the port "
 			"free?); retrying every connect-int",
 			resource_cr(r)->me->addr.ip, resource_cr(r)->me->addr.port, strerror(-p->lfd));
-	if (!p->alg[0])
+	if (!p->alg[0] && !p->tls)
 		log_res(LOG_WARNING, r->name,
 			"allow-unauthenticated: the peer is not authenticated; anything that "
 			"connects from %s is taken for it",
@@ -275,6 +285,7 @@ fail:
 	pthread_cond_destroy(&p->cond);
 	pthread_cond_destroy(&p->fl_cond);
 	ratelimit_free(p->pre_rl);
+	tls_ctx_free(p->tls);
 	free(p);
 	return rc;
 }
@@ -311,6 +322,7 @@ void peer_stop(struct resource *r)
 	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
 	ratelimit_free(p->pre_rl);
+	tls_ctx_free(p->tls);
 	free(p);
 	state_change_conn(r, CONN_STANDALONE, ROLE_UNKNOWN, DISK_DUNKNOWN, "disconnect");
 }
