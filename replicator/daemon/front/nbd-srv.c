@@ -215,6 +215,8 @@ static void *conn_thread(void *arg)
 	struct nbd_handshake_result *hs;
 	struct volume *v;
 	char note[96];
+	bool served = false;
+	pid_t pid = c->cred.pid;
 	int rc;
 
 	if (c->kernel) { /* the ioctl interface skips the handshake */
@@ -243,7 +245,7 @@ static void *conn_thread(void *arg)
 			(unsigned int)c->cred.uid);
 		nbd_xfer_serve(c->fd, v, s->res->name, &hs->limits, &xlog);
 		atomic_fetch_sub(&s->clients, 1);
-		log_res(LOG_INFO, s->res->name, "NBD client disconnected (pid %d)", (int)c->cred.pid);
+		served = true;
 	} else if (rc == -ETIMEDOUT) {
 		if (ratelimit_ok(s->rl[NBD_LOG_IDLE], note, sizeof(note)))
 			log_res(LOG_WARNING, s->res->name,
@@ -259,7 +261,11 @@ static void *conn_thread(void *arg)
 				(int)c->cred.pid, hs->err, note);
 	}
 	free(hs);
-	conn_end(c);
+	conn_end(c); /* the listener may join this thread from here on */
+	/* after its slot is free: a client that saw this line may connect
+	 * again and find room */
+	if (served)
+		log_res(LOG_INFO, s->res->name, "NBD client disconnected (pid %d)", (int)pid);
 	return NULL;
 }
 
