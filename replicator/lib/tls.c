@@ -93,7 +93,10 @@ int tls_ctx_new(const struct tls_files *f, char *why, size_t n, struct tls_ctx *
 	/* every socket does a full handshake: nothing to resume, no tickets
 	 * arriving after it on a stream the setup machine reads exactly */
 	SSL_CTX_set_num_tickets(c->ctx, 0);
-	SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET);
+	/* a TCP end without close_notify is the end of the stream, as on a
+	 * plain socket (the peer died): the framing, not the end, marks
+	 * where a packet ends, so no truncation can pass for a whole one */
+	SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET | SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_mode(c->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
 	SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
