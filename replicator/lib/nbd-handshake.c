@@ -48,6 +48,7 @@ struct nbd_handshake {
 	uint32_t opt;   /* the option being handled */
 	uint32_t len;   /* its data length (<= OPT_DATA_MAX once read) */
 	int emit_err;   /* sticky error of list_emit() */
+	bool structured; /* NBD_OPT_STRUCTURED_REPLY acknowledged */
 	char shown[SHOWN_MAX]; /* res->name for messages and logs */
 	uint8_t data[OPT_DATA_MAX];
 };
@@ -428,12 +429,20 @@ static int find_export(struct nbd_handshake *h, struct nbd_export_info *e, char 
 	return r;
 }
 
+/* The transmission flags the client sees: find()'s, HAS_FLAGS, and DF
+ * with structured replies (every READ is answered in one chunk). */
+static uint16_t eflags(const struct nbd_handshake *h, const struct nbd_export_info *e)
+{
+	return e->flags | NBD_FLAG_HAS_FLAGS | (h->structured ? NBD_FLAG_SEND_DF : 0);
+}
+
 static void set_result(struct nbd_handshake *h, const struct nbd_export_info *e, bool agreed)
 {
 	struct nbd_handshake_result *res = h->res;
 
 	res->info = *e;
-	res->info.flags |= NBD_FLAG_HAS_FLAGS;
+	res->info.flags = eflags(h, e);
+	res->limits.structured = h->structured;
 	res->limits.size = e->size;
 	res->limits.eflags = res->info.flags;
 	res->limits.min_block = e->min_block;
@@ -586,7 +595,7 @@ static int send_infos(struct nbd_handshake *h, const struct nbd_export_info *e,
 	int r;
 
 	nbd_proto_put64(buf, e->size);
-	nbd_proto_put16(buf + 8, e->flags | NBD_FLAG_HAS_FLAGS);
+	nbd_proto_put16(buf + 8, eflags(h, e));
 	r = send_info(h, NBD_INFO_EXPORT, buf, 10);
 	if (r == 0 && want->name && e->name)
 		r = send_info(h, NBD_INFO_NAME, e->name, strlen(e->name));
@@ -633,6 +642,14 @@ static int opt_info_go(struct nbd_handshake *h)
 	return 1;
 }
 
+static int opt_structured_reply(struct nbd_handshake *h)
+{
+	if (h->len != 0)
+		return send_err(h, NBD_REP_ERR_INVALID, "NBD_OPT_STRUCTURED_REPLY takes no data");
+	h->structured = true;
+	return send_ack(h);
+}
+
 static const struct nbd_handshake_opt {
 	uint32_t opt;
 	int (*handle)(struct nbd_handshake *h);
@@ -644,7 +661,7 @@ static const struct nbd_handshake_opt {
 	{NBD_OPT_INFO, opt_info_go, NULL},
 	{NBD_OPT_GO, opt_info_go, NULL},
 	{NBD_OPT_STARTTLS, NULL, "TLS is not supported"},
-	{NBD_OPT_STRUCTURED_REPLY, NULL, "structured replies are not supported"},
+	{NBD_OPT_STRUCTURED_REPLY, opt_structured_reply, NULL},
 	{NBD_OPT_LIST_META_CONTEXT, NULL, "meta contexts are not supported"},
 	{NBD_OPT_SET_META_CONTEXT, NULL, "meta contexts are not supported"},
 };

@@ -57,7 +57,7 @@ struct nbd_handshake_ops {
 
 struct nbd_handshake_result {
 	char name[NBD_MAX_STRING + 1]; /* the export name the client chose */
-	struct nbd_export_info info;   /* as find() returned it, HAS_FLAGS added */
+	struct nbd_export_info info;   /* as find() returned it, HAS_FLAGS (SEND_DF) added */
 	struct nbd_export_limits limits; /* for nbd_request_validate() */
 	uint32_t client_flags;           /* NBD_FLAG_C_* */
 	uint32_t opt;                    /* NBD_OPT_GO or NBD_OPT_EXPORT_NAME */

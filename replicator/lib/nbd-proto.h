@@ -21,12 +21,14 @@
 /* Transmission magics. */
 #define NBD_REQUEST_MAGIC    0x25609513u
 #define NBD_SIMPLE_REPLY_MAGIC 0x67446698u
+#define NBD_STRUCTURED_REPLY_MAGIC 0x668e33efu
 
 /* Sizes of the fixed parts on the wire. */
 #define NBD_OPT_HDR_SIZE     16u /* magic, option, length */
 #define NBD_REP_HDR_SIZE     20u /* magic, option, reply type, length */
 #define NBD_REQUEST_SIZE     28u
 #define NBD_REPLY_SIZE       16u
+#define NBD_CHUNK_HDR_SIZE   20u /* structured reply chunk: magic, flags, type, cookie, length */
 #define NBD_EXPORT_NAME_PAD  124u /* zeroes after NBD_OPT_EXPORT_NAME */
 /* Longest string (export name, description, message) the spec allows. */
 #define NBD_MAX_STRING       4096u
@@ -107,6 +109,15 @@
 #define NBD_CMD_FLAG_REQ_ONE      (1u << 3)
 #define NBD_CMD_FLAG_FAST_ZERO    (1u << 4)
 #define NBD_CMD_FLAG_PAYLOAD_LEN  (1u << 5)
+
+/* Structured reply chunks: flags and types; error types have bit 15 set. */
+#define NBD_REPLY_FLAG_DONE       (1u << 0)
+#define NBD_REPLY_TYPE_NONE       0u
+#define NBD_REPLY_TYPE_OFFSET_DATA 1u
+#define NBD_REPLY_TYPE_OFFSET_HOLE 2u
+#define NBD_REPLY_TYPE_BLOCK_STATUS 5u
+#define NBD_REPLY_TYPE_ERROR      ((1u << 15) | 1u)
+#define NBD_REPLY_TYPE_ERROR_OFFSET ((1u << 15) | 2u)
 
 /* Wire error values of the reply's error field. */
 #define NBD_SUCCESS               0u

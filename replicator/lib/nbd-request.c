@@ -31,7 +31,7 @@ struct nbd_request_rule {
 };
 
 static const struct nbd_request_rule rules[] = {
-	{NBD_CMD_READ, 0, 0, false, RANGE_PAYLOAD, NBD_EINVAL},
+	{NBD_CMD_READ, 0, NBD_CMD_FLAG_DF, false, RANGE_PAYLOAD, NBD_EINVAL},
 	{NBD_CMD_WRITE, 0, 0, true, RANGE_PAYLOAD, NBD_ENOSPC},
 	{NBD_CMD_DISC, 0, 0, false, RANGE_NONE, NBD_EINVAL},
 	{NBD_CMD_FLUSH, NBD_FLAG_SEND_FLUSH, 0, false, RANGE_NONE, NBD_EINVAL},
@@ -47,6 +47,7 @@ static const struct {
 } flag_needs[] = {
 	{NBD_CMD_FLAG_FUA, NBD_FLAG_SEND_FUA},
 	{NBD_CMD_FLAG_FAST_ZERO, NBD_FLAG_SEND_FAST_ZERO},
+	{NBD_CMD_FLAG_DF, NBD_FLAG_SEND_DF}, /* only with structured replies */
 };
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -84,6 +85,35 @@ void nbd_request_encode_reply(void *buf, uint32_t error, uint64_t cookie)
 	nbd_proto_put32(p, NBD_SIMPLE_REPLY_MAGIC);
 	nbd_proto_put32(p + 4, error);
 	nbd_proto_put64(p + 8, cookie);
+}
+
+static void put_chunk(uint8_t *p, uint16_t flags, uint16_t type, uint64_t cookie,
+		      uint32_t length)
+{
+	nbd_proto_put32(p, NBD_STRUCTURED_REPLY_MAGIC);
+	nbd_proto_put16(p + 4, flags);
+	nbd_proto_put16(p + 6, type);
+	nbd_proto_put64(p + 8, cookie);
+	nbd_proto_put32(p + 16, length);
+}
+
+size_t nbd_request_encode_read_chunk(void *buf, uint64_t cookie, uint64_t offset, uint32_t len)
+{
+	uint8_t *p = buf;
+
+	put_chunk(p, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_OFFSET_DATA, cookie, 8 + len);
+	nbd_proto_put64(p + NBD_CHUNK_HDR_SIZE, offset);
+	return NBD_CHUNK_HDR_SIZE + 8;
+}
+
+size_t nbd_request_encode_error_chunk(void *buf, uint32_t error, uint64_t cookie, size_t msglen)
+{
+	uint8_t *p = buf;
+
+	put_chunk(p, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_ERROR, cookie, 6 + (uint32_t)msglen);
+	nbd_proto_put32(p + NBD_CHUNK_HDR_SIZE, error);
+	nbd_proto_put16(p + NBD_CHUNK_HDR_SIZE + 4, (uint16_t)msglen);
+	return NBD_CHUNK_HDR_SIZE + 6;
 }
 
 uint32_t nbd_request_payload(const struct nbd_request *req)

@@ -29,13 +29,18 @@ struct nbd_request {
 	uint32_t length;
 };
 
-/* What a request is checked against: the export as the client saw it. */
+/* What a request is checked against: the export as the client saw it,
+ * and what the handshake negotiated for it. */
 struct nbd_export_limits {
 	uint64_t size;      /* bytes */
 	uint16_t eflags;    /* transmission flags as sent (NBD_FLAG_*) */
 	uint32_t min_block; /* 0 or 1: no alignment; else offsets and lengths are multiples */
 	uint32_t max_block; /* READ/WRITE maximum; 0: NBD_REQUEST_MAX_PAYLOAD */
+	bool structured;    /* NBD_OPT_STRUCTURED_REPLY was acknowledged */
 };
+
+/* Longest message of an NBD_REPLY_TYPE_ERROR chunk that the server sends. */
+#define NBD_REQUEST_MSG_MAX 160u
 
 /* buf: NBD_REQUEST_SIZE bytes. 0, or -EPROTO on a bad magic (disconnect). */
 int nbd_request_decode(const void *buf, struct nbd_request *req);
@@ -61,5 +66,21 @@ bool nbd_request_drainable(const struct nbd_request *req);
 
 /* The simple reply: NBD_REPLY_SIZE bytes into buf. */
 void nbd_request_encode_reply(void *buf, uint32_t error, uint64_t cookie);
+
+/*
+ * Structured reply chunks (only after NBD_OPT_STRUCTURED_REPLY). Each
+ * writes the chunk's fixed part into buf and returns its size; the
+ * variable part (data, message) is sent right after it.
+ *
+ * A READ's data as one final NBD_REPLY_TYPE_OFFSET_DATA chunk: 28 bytes,
+ * then len bytes of data (len <= 2^32 - 9).
+ */
+size_t nbd_request_encode_read_chunk(void *buf, uint64_t cookie, uint64_t offset, uint32_t len);
+/*
+ * A final NBD_REPLY_TYPE_ERROR chunk for a nonzero error, with a message
+ * of msglen bytes (at most NBD_REQUEST_MSG_MAX, no NUL) that follows: 26
+ * bytes.
+ */
+size_t nbd_request_encode_error_chunk(void *buf, uint32_t error, uint64_t cookie, size_t msglen);
 
 #endif

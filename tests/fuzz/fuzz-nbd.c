@@ -267,10 +267,10 @@ static void fuzz_handshake(const uint8_t *data, size_t size)
 /* ---------------------------------------------------------------- requests */
 
 static const struct nbd_export_limits limits[] = {
-	{64 * MiB, 0x9ed, 512, 32 * MiB},
-	{12345, NBD_FLAG_HAS_FLAGS | NBD_FLAG_READ_ONLY, 0, 0},
-	{UINT64_MAX, 0xfff, 1, 0},
-	{0, 0xfff, 4096, 4096},
+	{64 * MiB, 0x9ed, 512, 32 * MiB, false},
+	{12345, NBD_FLAG_HAS_FLAGS | NBD_FLAG_READ_ONLY, 0, 0, false},
+	{UINT64_MAX, 0xfff, 1, 0, true},
+	{0, 0xfff, 4096, 4096, true},
 };
 
 static void check_accepted(const struct nbd_request *r, const struct nbd_export_limits *l)
@@ -296,8 +296,12 @@ static void check_accepted(const struct nbd_request *r, const struct nbd_export_
 		fail("accepted a request above the maximum", r->type, NULL);
 	if ((r->flags & NBD_CMD_FLAG_FUA) && !(l->eflags & NBD_FLAG_SEND_FUA))
 		fail("accepted FUA without SEND_FUA", r->type, NULL);
-	if (r->flags & ~(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO))
+	if (r->flags & ~(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO |
+			 NBD_CMD_FLAG_DF))
 		fail("accepted an unsupported flag", r->flags, NULL);
+	if ((r->flags & NBD_CMD_FLAG_DF) &&
+	    (r->type != NBD_CMD_READ || !(l->eflags & NBD_FLAG_SEND_DF)))
+		fail("accepted DF on another command or without SEND_DF", r->flags, NULL);
 	if ((r->flags & (NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO)) &&
 	    r->type != NBD_CMD_WRITE_ZEROES)
 		fail("accepted a WRITE_ZEROES flag on another command", r->flags, NULL);

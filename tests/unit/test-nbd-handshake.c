@@ -374,6 +374,7 @@ static void test_go_default(void **state)
 	assert_int_equal(s->res.info.flags, R0_FLAGS | NBD_FLAG_HAS_FLAGS);
 	assert_int_equal(s->res.limits.size, 64 * MiB);
 	assert_int_equal(s->res.limits.eflags, R0_FLAGS | NBD_FLAG_HAS_FLAGS);
+	assert_false(s->res.limits.structured);
 	assert_int_equal(s->res.limits.min_block, 512);
 	assert_int_equal(s->res.limits.max_block, 32 * MiB);
 	assert_string_equal(s->res.err, "");
@@ -736,7 +737,6 @@ static void test_unsupported_options(void **state)
 		const char *msg;
 	} unsup[] = {
 		{NBD_OPT_STARTTLS, "TLS"},
-		{NBD_OPT_STRUCTURED_REPLY, "structured replies"},
 		{NBD_OPT_LIST_META_CONTEXT, "meta contexts"},
 		{NBD_OPT_SET_META_CONTEXT, "meta contexts"},
 		{NBD_OPT_PEEK_EXPORT, "option 4"},
@@ -754,12 +754,58 @@ static void test_unsupported_options(void **state)
 		c_opt(s, unsup[i].opt, "some data", 9);
 		c_expect_err(s, unsup[i].opt, NBD_REP_ERR_UNSUP, unsup[i].msg);
 	}
-	c_opt(s, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
-	c_expect_err(s, NBD_OPT_STRUCTURED_REPLY, NBD_REP_ERR_UNSUP, "structured");
 	c_info_go(s, NBD_OPT_GO, "ro", NULL, 0);
 	c_expect_export(s, NBD_OPT_GO, MiB, NBD_FLAG_READ_ONLY);
 	c_expect(s, NBD_OPT_GO, NBD_REP_ACK);
 	assert_int_equal(srv_wait(s), 0);
+}
+
+/* ---------------------------------------------------------------- structured replies */
+
+static void test_structured_reply(void **state)
+{
+	struct srv *s = *state;
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	/* no data allowed; the refusal does not negotiate anything */
+	c_opt(s, NBD_OPT_STRUCTURED_REPLY, "x", 1);
+	c_expect_err(s, NBD_OPT_STRUCTURED_REPLY, NBD_REP_ERR_INVALID, "takes no data");
+	c_info_go(s, NBD_OPT_INFO, "r0", NULL, 0);
+	c_expect_export(s, NBD_OPT_INFO, 64 * MiB, R0_FLAGS);
+	c_expect_block_size(s, NBD_OPT_INFO, 512, 4096, 32 * MiB);
+	c_expect(s, NBD_OPT_INFO, NBD_REP_ACK);
+	/* acknowledged (twice is fine): DF is advertised from now on */
+	c_opt(s, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	c_expect(s, NBD_OPT_STRUCTURED_REPLY, NBD_REP_ACK);
+	c_opt(s, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	c_expect(s, NBD_OPT_STRUCTURED_REPLY, NBD_REP_ACK);
+	c_info_go(s, NBD_OPT_GO, "r0", NULL, 0);
+	c_expect_export(s, NBD_OPT_GO, 64 * MiB, R0_FLAGS | NBD_FLAG_SEND_DF);
+	c_expect_block_size(s, NBD_OPT_GO, 512, 4096, 32 * MiB);
+	c_expect(s, NBD_OPT_GO, NBD_REP_ACK);
+	assert_int_equal(srv_wait(s), 0);
+	assert_true(s->res.limits.structured);
+	assert_int_equal(s->res.limits.eflags, R0_FLAGS | NBD_FLAG_SEND_DF | NBD_FLAG_HAS_FLAGS);
+	assert_int_equal(s->res.info.flags, R0_FLAGS | NBD_FLAG_SEND_DF | NBD_FLAG_HAS_FLAGS);
+}
+
+static void test_structured_export_name(void **state)
+{
+	struct srv *s = *state;
+	uint8_t out[10];
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	c_opt(s, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	c_expect(s, NBD_OPT_STRUCTURED_REPLY, NBD_REP_ACK);
+	c_opt(s, NBD_OPT_EXPORT_NAME, "ro", 2);
+	c_read(s, out, sizeof(out));
+	assert_int_equal(nbd_proto_get64(out), MiB);
+	assert_int_equal(nbd_proto_get16(out + 8),
+			 NBD_FLAG_READ_ONLY | NBD_FLAG_SEND_DF | NBD_FLAG_HAS_FLAGS);
+	assert_int_equal(srv_wait(s), 0);
+	assert_true(s->res.limits.structured);
 }
 
 static void test_oversized_option(void **state)
@@ -955,6 +1001,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disconnects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsupported_options, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_structured_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_structured_export_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_gone, setup, teardown),

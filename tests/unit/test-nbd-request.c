@@ -26,7 +26,7 @@
 	 NBD_FLAG_SEND_WRITE_ZEROES | NBD_FLAG_SEND_FAST_ZERO)
 
 /* The exports the table refers to. */
-enum { FULL, PLAIN, RO, SMALLMAX, HUGE };
+enum { FULL, PLAIN, RO, SMALLMAX, HUGE, STRUCT };
 static const struct nbd_export_limits limits[] = {
 	/* everything advertised, 512-byte blocks, 32 MiB maximum */
 	[FULL] = {64 * MiB, F_ALL, 512, 32 * MiB},
@@ -40,6 +40,8 @@ static const struct nbd_export_limits limits[] = {
 		      4096, MiB},
 	/* as large as 64 bits allow, to test wrap-around */
 	[HUGE] = {UINT64_MAX - 1, F_ALL, 1, 0},
+	/* structured replies negotiated: the handshake added SEND_DF */
+	[STRUCT] = {64 * MiB, F_ALL | NBD_FLAG_SEND_DF, 512, 32 * MiB, .structured = true},
 };
 
 struct req_case {
@@ -109,7 +111,13 @@ static const struct req_case cases[] = {
 	 "not valid"},
 	{"FAST_ZERO not advertised", RO, NBD_CMD_WRITE_ZEROES, NBD_CMD_FLAG_FAST_ZERO, 0, 512,
 	 NBD_EINVAL, "not advertised"},
-	{"DF on read", FULL, NBD_CMD_READ, NBD_CMD_FLAG_DF, 0, 512, NBD_EINVAL, "not valid"},
+	{"DF on read, no structured replies", FULL, NBD_CMD_READ, NBD_CMD_FLAG_DF, 0, 512,
+	 NBD_EINVAL, "not advertised"},
+	{"DF on read", STRUCT, NBD_CMD_READ, NBD_CMD_FLAG_DF, 0, 512, 0, NULL},
+	{"DF|FUA on read", STRUCT, NBD_CMD_READ, NBD_CMD_FLAG_DF | NBD_CMD_FLAG_FUA, 0, 512, 0,
+	 NULL},
+	{"DF on write", STRUCT, NBD_CMD_WRITE, NBD_CMD_FLAG_DF, 0, 512, NBD_EINVAL, "not valid"},
+	{"DF on trim", STRUCT, NBD_CMD_TRIM, NBD_CMD_FLAG_DF, 0, 512, NBD_EINVAL, "not valid"},
 	{"REQ_ONE on read", FULL, NBD_CMD_READ, NBD_CMD_FLAG_REQ_ONE, 0, 512, NBD_EINVAL,
 	 "not valid"},
 	{"PAYLOAD_LEN on write", FULL, NBD_CMD_WRITE, NBD_CMD_FLAG_PAYLOAD_LEN, 0, 512,
@@ -275,6 +283,41 @@ static void test_reply(void **state)
 	assert_int_equal(buf[NBD_REPLY_SIZE], 0x5a); /* no overrun */
 }
 
+static void test_chunks(void **state)
+{
+	static const uint8_t read_want[28] = {
+		0x66, 0x8e, 0x33, 0xef, /* structured reply magic */
+		0x00, 0x01,             /* flags: DONE */
+		0x00, 0x01,             /* NBD_REPLY_TYPE_OFFSET_DATA */
+		0xde, 0xad, 0xbe, 0xef, 0x00, 0x00, 0x00, 0x2a, /* cookie */
+		0x00, 0x00, 0x10, 0x08, /* length: 8 + 4096 */
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x02, 0x00, /* offset */
+	};
+	static const uint8_t err_want[26] = {
+		0x66, 0x8e, 0x33, 0xef, 0x00, 0x01,
+		0x80, 0x01,             /* NBD_REPLY_TYPE_ERROR */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,
+		0x00, 0x00, 0x00, 0x0b, /* length: 6 + 5 */
+		0x00, 0x00, 0x00, 0x16, /* NBD_EINVAL */
+		0x00, 0x05,             /* message length */
+	};
+	uint8_t buf[33];
+
+	memset(buf, 0x5a, sizeof(buf));
+	assert_int_equal(nbd_request_encode_read_chunk(buf, 0xdeadbeef0000002aULL, 0x100000200ULL,
+						       4096),
+			 sizeof(read_want));
+	assert_memory_equal(buf, read_want, sizeof(read_want));
+	assert_int_equal(buf[sizeof(read_want)], 0x5a); /* no overrun */
+	memset(buf, 0x5a, sizeof(buf));
+	assert_int_equal(nbd_request_encode_error_chunk(buf, NBD_EINVAL, 7, 5), sizeof(err_want));
+	assert_memory_equal(buf, err_want, sizeof(err_want));
+	assert_int_equal(buf[sizeof(err_want)], 0x5a);
+	/* the largest read of one chunk: 32 MiB + 8 bytes of payload */
+	nbd_request_encode_read_chunk(buf, 0, 0, 32 * MiB);
+	assert_int_equal(nbd_proto_get32(buf + 16), 32 * MiB + 8);
+}
+
 static void test_payload_and_drain(void **state)
 {
 	struct nbd_request w = {.type = NBD_CMD_WRITE, .length = 4096};
@@ -356,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_decode_encode),
 		cmocka_unit_test(test_decode_bad_magic),
 		cmocka_unit_test(test_reply),
+		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_payload_and_drain),
 		cmocka_unit_test(test_errno_map),
 		cmocka_unit_test(test_names),

@@ -225,7 +225,10 @@ static void *conn_thread(void *arg)
 		const struct nbd_xfer_log xlog = {s->rl[NBD_LOG_BAD], s->rl[NBD_LOG_FAILED]};
 
 		export_info(c->kernel, &info);
-		lim = (struct nbd_export_limits){info.size, info.flags, 512, NBD_REQUEST_MAX_PAYLOAD};
+		/* the kernel's client: simple replies only */
+		lim = (struct nbd_export_limits){.size = info.size, .eflags = info.flags,
+						 .min_block = 512,
+						 .max_block = NBD_REQUEST_MAX_PAYLOAD};
 		nbd_xfer_serve(c->fd, c->kernel, s->res->name, &lim, &xlog);
 		conn_end(c);
 		return NULL;

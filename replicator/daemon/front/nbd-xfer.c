@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -121,7 +122,9 @@ struct nbd_op {
 	struct nbd_xfer *x;
 	uint64_t cookie;
 	uint16_t type;
-	uint32_t len;
+	uint64_t off;  /* the request's offset and length */
+	uint32_t rlen;
+	uint32_t len;  /* bytes of buf (READ, WRITE) */
 	int res;
 	bool refused; /* by validation, already logged */
 	int legs;     /* writes: local, and the peer's while connected */
@@ -132,8 +135,12 @@ struct nbd_op {
 	char *buf;
 	struct inflight range; /* writes: the range held in the volume */
 	struct peer_flushw fw; /* FLUSH: waiting for the peer's barrier ack */
-	uint8_t hdr[16];       /* the reply's header, once answered */
+	uint8_t hdr[32];       /* the reply's fixed part, once answered (hlen > 0) */
+	size_t hlen;
+	const void *pay;       /* and what follows it: READ data, an error message */
+	size_t plen;
 	size_t sent;           /* bytes of the reply already sent */
+	char msg[NBD_REQUEST_MSG_MAX + 1]; /* why it failed (structured replies) */
 	struct nbd_op *next;
 };
 
@@ -141,6 +148,7 @@ struct nbd_xfer {
 	int fd;          /* the client's socket */
 	const char *res; /* the resource's name, for the log */
 	const struct nbd_xfer_log *log; /* and how often */
+	const struct nbd_export_limits *lim; /* what the handshake negotiated */
 	struct volume *v;
 	pthread_mutex_t lock;
 	pthread_cond_t work;        /* the writer waits for replies to send */
@@ -156,27 +164,57 @@ struct nbd_xfer {
 };
 
 /*
- * Send what is left of op's reply, header and data, in as few system calls
- * as the socket allows: 0 once sent, -EAGAIN (MSG_DONTWAIT) with op->sent
- * moved on, or another negative errno.
+ * op's reply (doc/nbd-frontend.md, "Replies"): a simple reply, with a
+ * READ's data after it; with structured replies, a READ's data as one
+ * NBD_REPLY_TYPE_OFFSET_DATA chunk and every error as an
+ * NBD_REPLY_TYPE_ERROR chunk with a message naming the request and why.
+ */
+static void reply_encode(const struct nbd_xfer *x, struct nbd_op *op)
+{
+	uint32_t err = op->res < 0 ? nbd_proto_errno(op->res) : 0;
+	bool data = err == 0 && op->type == NBD_CMD_READ;
+
+	if (x->lim->structured && err) {
+		if (!op->msg[0])
+			snprintf(op->msg, sizeof(op->msg), "%s offset %llu length %u failed: %s",
+				 nbd_proto_cmd_name(op->type), (unsigned long long)op->off,
+				 op->rlen, strerror(-op->res));
+		op->pay = op->msg;
+		op->plen = strlen(op->msg);
+		op->hlen = nbd_request_encode_error_chunk(op->hdr, err, op->cookie, op->plen);
+		return;
+	}
+	if (x->lim->structured && data)
+		op->hlen = nbd_request_encode_read_chunk(op->hdr, op->cookie, op->off, op->len);
+	else {
+		nbd_request_encode_reply(op->hdr, err, op->cookie);
+		op->hlen = NBD_REPLY_SIZE;
+	}
+	op->pay = data ? op->buf : NULL;
+	op->plen = data ? op->len : 0;
+}
+
+/*
+ * Send what is left of op's reply, its fixed part and what follows, in as
+ * few system calls as the socket allows: 0 once sent, -EAGAIN
+ * (MSG_DONTWAIT) with op->sent moved on, or another negative errno.
  */
 static int reply_send(int fd, struct nbd_op *op, int flags)
 {
-	size_t dlen = op->type == NBD_CMD_READ && op->res == 0 ? op->len : 0;
-	size_t total = sizeof(op->hdr) + dlen;
+	size_t total = op->hlen + op->plen;
 
 	while (op->sent < total) {
 		struct iovec iov[2];
 		struct msghdr m = {.msg_iov = iov};
 		ssize_t r;
 
-		if (op->sent < sizeof(op->hdr))
+		if (op->sent < op->hlen)
 			iov[m.msg_iovlen++] = (struct iovec){op->hdr + op->sent,
-							     sizeof(op->hdr) - op->sent};
-		if (dlen) {
-			size_t d = op->sent > sizeof(op->hdr) ? op->sent - sizeof(op->hdr) : 0;
+							     op->hlen - op->sent};
+		if (op->plen) {
+			size_t d = op->sent > op->hlen ? op->sent - op->hlen : 0;
 
-			iov[m.msg_iovlen++] = (struct iovec){op->buf + d, dlen - d};
+			iov[m.msg_iovlen++] = (struct iovec){(char *)op->pay + d, op->plen - d};
 		}
 		r = sendmsg(fd, &m, MSG_NOSIGNAL | flags);
 		if (r < 0 && errno == EINTR)
@@ -207,13 +245,11 @@ static bool answer(struct nbd_xfer *x, struct nbd_op *op, bool nonblock)
 
 		if (ratelimit_ok(x->log->failed, note, sizeof(note)))
 			log_res(LOG_ERR, x->res, "NBD %s of %u bytes failed: %s%s",
-				nbd_proto_cmd_name(op->type), op->len, strerror(-op->res), note);
+				nbd_proto_cmd_name(op->type), op->rlen, strerror(-op->res), note);
 	}
 	if (!failed) {
-		if (op->sent == 0)
-			nbd_request_encode_reply(op->hdr,
-						 op->res < 0 ? nbd_proto_errno(op->res) : 0,
-						 op->cookie);
+		if (!op->hlen)
+			reply_encode(x, op);
 		rc = reply_send(x->fd, op, nonblock ? MSG_DONTWAIT : 0);
 	}
 	pthread_mutex_lock(&x->lock);
@@ -471,6 +507,8 @@ static bool refuse_no_quorum(struct nbd_xfer *x, const struct nbd_request *req,
 		return true;
 	}
 	op->refused = true;
+	snprintf(op->msg, sizeof(op->msg), "%s refused: no quorum (on-no-quorum io-error)",
+		 nbd_proto_cmd_name(req->type));
 	op_queue(op, -EIO);
 	return true;
 }
@@ -488,6 +526,8 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 	op->x = x;
 	op->cookie = req->cookie;
 	op->type = req->type;
+	op->off = req->offset;
+	op->rlen = req->length;
 	op->len = buflen;
 	pthread_mutex_lock(&x->lock);
 	/* FLUSH, TRIM, WRITE_ZEROES: after everything before them */
@@ -549,8 +589,8 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 void nbd_xfer_serve(int fd, struct volume *v, const char *res,
 		    const struct nbd_export_limits *lim, const struct nbd_xfer_log *log)
 {
-	struct nbd_xfer x = {.fd = fd, .res = res, .log = log, .v = v, .reading = true,
-			     .reader = pthread_self(), .in = {.fd = fd}};
+	struct nbd_xfer x = {.fd = fd, .res = res, .log = log, .lim = lim, .v = v,
+			     .reading = true, .reader = pthread_self(), .in = {.fd = fd}};
 	struct nbd_request req;
 	pthread_t writer;
 	uint8_t hdr[28];
@@ -595,7 +635,12 @@ void nbd_xfer_serve(int fd, struct volume *v, const char *res,
 			op->x = &x;
 			op->cookie = req.cookie;
 			op->type = req.type;
+			op->off = req.offset;
+			op->rlen = req.length;
 			op->refused = true;
+			snprintf(op->msg, sizeof(op->msg), "%s offset %llu length %u refused: %s",
+				 nbd_proto_cmd_name(req.type), (unsigned long long)req.offset,
+				 req.length, why);
 			pthread_mutex_lock(&x.lock);
 			x.inflight++;
 			pthread_mutex_unlock(&x.lock);
