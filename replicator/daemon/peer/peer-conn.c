@@ -206,6 +206,22 @@ static ssize_t at_recv(struct attempt *a, void *buf, size_t n)
 	return r < 0 ? -errno : r;
 }
 
+/*
+ * A send failed. With TLS 1.3 the client's handshake ends before the
+ * server has checked its certificate: a server that refuses it sends an
+ * alert and closes, and our next send (the P_HELLO) meets the reset while
+ * the alert, which says why, waits unread. Read it, so that the refusal
+ * names the peer's reason rather than "Connection reset by peer".
+ */
+static void at_send_fail(struct attempt *a)
+{
+	char buf[64];
+
+	if (a->tls)
+		(void)at_recv(a, buf, sizeof(buf)); /* tls_reason(): the alert, if any */
+	at_tls_fail(a);
+}
+
 /* Send what the machine holds, without waiting: 0 when all went out,
  * -EAGAIN when some is left, or the socket's error. */
 static int at_flush(struct attempt *a)
@@ -276,7 +292,7 @@ static void at_io(struct attempt *a)
 
 		rc = at_flush(a);
 		if (rc < 0 && rc != -EAGAIN) {
-			at_tls_fail(a);
+			at_send_fail(a);
 			return;
 		}
 		if (!want)
