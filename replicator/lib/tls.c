@@ -343,6 +343,14 @@ static int failed(struct tls *t, int rc, bool handshake, short *events)
 	}
 	v = SSL_get_verify_result(t->ssl);
 	ossl_reason(t->reason, sizeof(t->reason));
+	if (ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) > SSL_AD_REASON_OFFSET &&
+	    ERR_GET_REASON(e) < SSL_AD_REASON_OFFSET + 256) { /* an alert the peer sent */
+		size_t l = strlen(t->reason);
+
+		snprintf(t->reason + l, sizeof(t->reason) - l,
+			 " (the peer refused the connection: its log says why)");
+		return -EPROTO;
+	}
 	if (v != X509_V_OK) {
 		size_t l = strlen(t->reason);
 
