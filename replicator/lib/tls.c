@@ -404,7 +404,10 @@ ssize_t tls_write(struct tls *t, const void *buf, size_t n, short *events)
 
 bool tls_pending(struct tls *t)
 {
-	return SSL_has_pending(t->ssl) == 1;
+	/* decrypted bytes only: SSL_has_pending() also counts the start of a
+	 * record whose rest is still to come, which poll would report, so a
+	 * caller that trusted it would spin until the rest came */
+	return SSL_pending(t->ssl) > 0;
 }
 
 void tls_describe(struct tls *t, char *buf, size_t n)
