@@ -10,6 +10,14 @@
 #   links     veth       the veth pair, unshaped
 #             htb1g      the same veth, HTB rate 1gbit on both ends
 #   targets   tandemd_C, tandemd_B, tandemd_A  connected, protocol C/B/A
+#             tandemd_C_tls  connected, protocol C with net { tls yes; }
+#                          (doc/wire-protocol.md §5.6): a test CA and a
+#                          certificate per node from
+#                          tests/integration/tls-certs.sh in the scratch
+#                          directory, so each node has its own
+#                          configuration file (t-alice.conf, t-bob.conf);
+#                          compared with tandemd_C within a round (the
+#                          cost of encryption: throughput and CPU s/GiB)
 #             tandemd_sa   StandAlone (peer disconnected): the local anchor
 #             nbdkit       nbdkit file plugin in bob's namespace, default
 #                          cache, nbd://BOB:10809/ over the link: one
@@ -51,8 +59,11 @@
 # A reconnection that is not a catch-up but finds blocks out of sync is
 # recorded too (prof oos-at-reconnect).
 #
-# A run with the defaults takes about 16 minutes on 2 vCPUs (RESYNC=0
-# saves about 2.5).
+# A run with the defaults takes about 19 minutes on 2 vCPUs (RESYNC=0
+# saves about 2.5; tandemd_C_tls adds about 3 of them, estimated). The
+# cost of TLS alone (doc/perf-repl.md), about 8.5 minutes:
+#   TARGETS="tandemd_C tandemd_C_tls nbdkit" RESYNC=0 ROUNDS=6 \
+#   WORKLOADS="seq1m_qd1 seq1m_qd8 rand4k_j1 commit4k_qd1" repl-bench.sh
 #
 # CPU: busy jiffies of the whole machine from /proc/stat (user + nice +
 # system + irq + softirq) over the fio run and over run + drain + the `sync`
@@ -83,7 +94,8 @@
 #   WARM_SECONDS seconds per warm-up run [1]
 #   WARM_WORKLOADS  workloads of the warm-up round [seq1m_qd8 commit4k_qd1]
 #   LINKS        ["veth htb1g"]
-#   TARGETS      ["tandemd_C tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none"]
+#   TARGETS      ["tandemd_C tandemd_C_tls tandemd_B tandemd_A tandemd_sa nbdkit
+#                nbdkit_none"]
 #   WORKLOADS    ["seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1"]
 #   NONE_WORKLOADS  workloads of nbdkit_none [commit4k_qd1]
 #   RESYNC       1 = the resync measurements [1]
@@ -94,7 +106,7 @@
 #   repl-bench.sh report RAWFILE   render the tables from a raw file again
 #
 # Needs root, ip, tc (sch_htb), fio with the nbd engine, nbdkit, jq,
-# fincore, python3, /usr/bin/time.
+# fincore, python3, /usr/bin/time; openssl for tandemd_C_tls.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,8 +145,10 @@ function metric(w) { return w ~ /^seq/ ? f["mbs"] : f["iops"] }
 function tname(t) {
 	return t == "nbdkit" ? "nbdkit over the link" : t == "nbdkit_none" ? "nbdkit cache=none" : \
 		t == "tandemd_sa" ? "tandemd StandAlone" : t == "tandemd_C" ? "tandemd C" : \
-		t == "tandemd_B" ? "tandemd B" : t == "tandemd_A" ? "tandemd A" : t
+		t == "tandemd_B" ? "tandemd B" : t == "tandemd_A" ? "tandemd A" : \
+		t == "tandemd_C_tls" ? "tandemd C + TLS" : t
 }
+function intg(t,    i) { for (i = 1; i <= ntg; i++) if (tg[i] == t) return 1; return 0 }
 # ratio cells: DUT / anchor within each round, median (min–max)
 function ratio(s, w, a, b,    r, list) {
 	list = ""
@@ -236,6 +250,23 @@ END {
 				ratio(s, w, "tandemd_C", "nbdkit_none"); g_comn[s] = rmed
 			}
 		}
+		if (intg("tandemd_C_tls")) {
+			print ""
+			print "### TLS: tandemd C + TLS against plain C, ratios within a round: median (min–max); CPU s/GiB medians, plain → TLS"
+			print ""
+			print "| workload | unit | C | C + TLS | **TLS / C** | TLS / nbdkit | CPU s/GiB alice | CPU s/GiB bob | CPU s/GiB machine (run) |"
+			print "|---|---|---|---|---|---|---|---|---|"
+			for (j = 1; j <= nwl; j++) {
+				w = wls[j]
+				kc = s SUBSEP w SUBSEP "tandemd_C" SUBSEP; kt = s SUBSEP w SUBSEP "tandemd_C_tls" SUBSEP
+				printf "| %s | %s | %s | %s | **%s** | %s | %s → %s | %s → %s | %s → %s |\n", w, unit(w),
+					med(kc "m", "%.0f"), med(kt "m", "%.0f"),
+					ratio(s, w, "tandemd_C_tls", "tandemd_C"), ratio(s, w, "tandemd_C_tls", "nbdkit"),
+					med(kc "tda", "%.2f"), med(kt "tda", "%.2f"), med(kc "tdb", "%.2f"), med(kt "tdb", "%.2f"),
+					med(kc "sys", "%.2f"), med(kt "sys", "%.2f")
+				if (w ~ /^seq1m/) { ratio(s, w, "tandemd_C_tls", "tandemd_C"); g_tls[s, w] = rmed }
+			}
+		}
 		print ""
 		print "### Commit latency (commit4k_qd1): medians over the rounds, µs"
 		print ""
@@ -288,24 +319,30 @@ END {
 		print ""
 		print "### tandemd: time to drain after a run (ms, median (min–max)); AL transactions and bitmap pages written over all timed runs"
 		print ""
-		print "| workload | tandemd C | tandemd B | tandemd A | tandemd StandAlone |"
-		print "|---|---|---|---|---|"
+		# the tandemd targets of the run, in the order of the targets line
+		ntd = 0
+		for (i = 1; i <= ntg; i++)
+			if (tg[i] ~ /^tandemd/)
+				td[++ntd] = tg[i]
+		line = "| workload |"; sep = "|---|"
+		for (i = 1; i <= ntd; i++) { line = line " " tname(td[i]) " |"; sep = sep "---|" }
+		print line; print sep
 		for (j = 1; j <= nwl; j++) {
 			w = wls[j]
-			printf "| %s | %s | %s | %s | %s |\n", w, spread(s SUBSEP w SUBSEP "tandemd_C" SUBSEP "drain_ms", "%.0f"),
-				spread(s SUBSEP w SUBSEP "tandemd_B" SUBSEP "drain_ms", "%.0f"),
-				spread(s SUBSEP w SUBSEP "tandemd_A" SUBSEP "drain_ms", "%.0f"),
-				spread(s SUBSEP w SUBSEP "tandemd_sa" SUBSEP "drain_ms", "%.0f")
+			line = "| " w " |"
+			for (i = 1; i <= ntd; i++)
+				line = line " " spread(s SUBSEP w SUBSEP td[i] SUBSEP "drain_ms", "%.0f") " |"
+			print line
 		}
 		line = "| AL transactions alice / bob |"
-		for (i = 1; i <= 4; i++) {
-			t = i == 1 ? "tandemd_C" : i == 2 ? "tandemd_B" : i == 3 ? "tandemd_A" : "tandemd_sa"
+		for (i = 1; i <= ntd; i++) {
+			t = td[i]
 			line = line ((s, t) in nruns ? sprintf(" %d / %d |", alsum[s, t, "ala"], alsum[s, t, "alb"]) : " — |")
 		}
 		print line
 		line = "| bitmap pages alice / bob |"
-		for (i = 1; i <= 4; i++) {
-			t = i == 1 ? "tandemd_C" : i == 2 ? "tandemd_B" : i == 3 ? "tandemd_A" : "tandemd_sa"
+		for (i = 1; i <= ntd; i++) {
+			t = td[i]
 			line = line ((s, t) in nruns ? sprintf(" %d / %d |", alsum[s, t, "bma"], alsum[s, t, "bmb"]) : " — |")
 		}
 		print line
@@ -365,6 +402,13 @@ END {
 					s == "htb1g" ? "" : " (goal is for 1 Gbit/s; for information)", s,
 					g_seq[s, w] == "" ? "—" : sprintf("%.3f", g_seq[s, w]), yesno(g_seq[s, w], 0.95)
 		}
+		for (j = 1; j <= nwl; j++) {
+			w = wls[j]
+			if ((s, w) in g_tls)
+				printf "| 1 MiB seq (%s), C + TLS ≥ 0.95 × plain C%s | %s | %s | %s |\n", w,
+					s == "htb1g" ? "" : " (goal is for 1 Gbit/s; for information)", s,
+					g_tls[s, w] == "" ? "—" : sprintf("%.3f", g_tls[s, w]), yesno(g_tls[s, w], 0.95)
+		}
 		if (s in g_com) {
 			printf "| 4 KiB write+flush QD1, C ≥ 0.80 × nbdkit over the link | %s | %s | %s |\n", s,
 				g_com[s] == "" ? "—" : sprintf("%.3f", g_com[s]), yesno(g_com[s], 0.80)
@@ -405,7 +449,7 @@ fi
 : "${BUILD_DIR:=/tmp/b2}" "${SCRATCH:=/var/tmp}" "${SIZE_MB:=2048}" "${REGION_MB:=1536}"
 : "${ROUNDS:=3}" "${RUN_SECONDS:=2}" "${WARM_SECONDS:=1}"
 : "${WARM_WORKLOADS:=seq1m_qd8 commit4k_qd1}" "${LINKS:=veth htb1g}"
-: "${TARGETS:=tandemd_C tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none}"
+: "${TARGETS:=tandemd_C tandemd_C_tls tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none}"
 : "${WORKLOADS:=seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1}"
 : "${NONE_WORKLOADS:=commit4k_qd1}" "${RESYNC:=1}" "${RATE_VETH:=200M}" "${RATE_HTB1G:=80M}"
 : "${LINK_SECS:=2}" "${LINK_REPS:=3}"
@@ -418,6 +462,11 @@ done
 for t in fio nbdkit jq fincore ip tc /usr/bin/time timeout; do
 	command -v "$t" >/dev/null 2>&1 || { echo "repl-bench: needs $t" >&2; exit 1; }
 done
+case " $TARGETS " in
+*_tls" "*)
+	command -v openssl >/dev/null 2>&1 || { echo "repl-bench: needs openssl (tandemd_C_tls)" >&2; exit 1; }
+	;;
+esac
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3) || { echo "repl-bench: needs python3" >&2; exit 1; }
 
@@ -436,6 +485,7 @@ recv_pid=
 ns_made=
 mode=none
 broken=
+tls_noted=
 start=$(date +%s)
 
 log() { echo "repl-bench: $(date -u +%T) $*" >&2; }
@@ -446,7 +496,7 @@ ns_of() { [ "$1" = a ] && echo "$ns_a" || echo "$ns_b"; }
 ctl() {
 	n=$1
 	shift
-	timeout 60 "$tmp/bin/tandemadm" -c "$tmp/t.conf" --node "$(node "$n")" --run-dir "$tmp/run-$n" "$@"
+	timeout 60 "$tmp/bin/tandemadm" -c "$tmp/t-$(node "$n").conf" --node "$(node "$n")" --run-dir "$tmp/run-$n" "$@"
 }
 # js a|b JQ-PATH: one field of status --json r0 (under .resources[0])
 js() { ctl "$1" status --json r0 | jq -r ".resources[0]$2"; }
@@ -492,6 +542,10 @@ trap 'exit 1' INT TERM HUP
 mkdir -p "$(dirname "$RAW")" "$tmp/bin"
 : >"$RAW"
 cp "$BUILD_DIR/replicator/tandemd" "$BUILD_DIR/replicator/tandemadm" "$tmp/bin/"
+# tandemd_C_tls: a test CA and a certificate for each node (P-256)
+case " $TARGETS " in
+*_tls" "*) sh "$here/../integration/tls-certs.sh" "$tmp/pki" alice bob ;;
+esac
 
 wait_file() {
 	i=0
@@ -541,16 +595,23 @@ link_desc() {
 }
 
 # ------------------------------------------------------------ the nodes
-# write_conf PROTOCOL NET-EXTRA DISK-EXTRA
+# write_conf PROTOCOL[_tls] NET-EXTRA DISK-EXTRA: t-alice.conf and
+# t-bob.conf, the same but for each node's own certificate with _tls
 write_conf() {
-	cat >"$tmp/t.conf" <<-CONF
-	resource r0 {
-		net { protocol $1; cram-hmac-alg sha256; shared-secret "tandem-bench"; $2 }
-		disk { $3 }
-		on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
-		on bob { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }
-	}
-	CONF
+	for n in alice bob; do
+		case $1 in
+		*_tls) tls="tls yes; tls-ca $tmp/pki/ca.pem; tls-certificate $tmp/pki/$n.pem; tls-key $tmp/pki/$n.key;" ;;
+		*) tls= ;;
+		esac
+		cat >"$tmp/t-$n.conf" <<-CONF
+		resource r0 {
+			net { protocol ${1%_tls}; cram-hmac-alg sha256; shared-secret "tandem-bench"; $tls $2 }
+			disk { $3 }
+			on alice { device minor 0; disk $tmp/a.img; meta-disk internal; address $ip_a:7789; }
+			on bob { device minor 0; disk $tmp/b.img; meta-disk internal; address $ip_b:7789; }
+		}
+		CONF
+	done
 }
 # the resync settings (see the top); connect-int 2 (timeout below it)
 # bounds the reconnection after an invalidate
@@ -560,7 +621,7 @@ DYN_DISK="c-plan-ahead 20; c-fill-target 64M; c-max-rate 4G;"
 
 start_node() {
 	rm -f "$tmp/run-$1/tandemd.sock"
-	ip netns exec "$(ns_of "$1")" "$tmp/bin/tandemd" -c "$tmp/t.conf" --node "$(node "$1")" \
+	ip netns exec "$(ns_of "$1")" "$tmp/bin/tandemd" -c "$tmp/t-$(node "$1").conf" --node "$(node "$1")" \
 		--run-dir "$tmp/run-$1" -f >>"$tmp/tandemd-$1.log" 2>&1 &
 	eval "pid_$1=$!"
 	wait_file "$tmp/run-$1/tandemd.sock"
@@ -609,7 +670,7 @@ oos_note() {
 
 alive() { kill -0 "$pid_a" 2>/dev/null && kill -0 "$pid_b" 2>/dev/null; }
 
-# set_mode C|B|A|SA SET ROUND: tandemd in that mode; 1 if it cannot be
+# set_mode C|C_tls|B|A|SA SET ROUND: tandemd in that mode; 1 if it cannot be
 # reached (recorded; tandemd is then left alone for the rest of the run)
 set_mode() {
 	[ -z "$broken" ] || return 1
@@ -636,6 +697,13 @@ set_mode() {
 		if [ -n "$ok" ] && reconnect "$1" "" ""; then
 			[ "$mode" = SA ] || oos_note "$2" "$3" "$mode" "$1"
 			mode=$1
+			case $1 in
+			*_tls)
+				# what the session runs: the connected line of the log
+				[ -n "$tls_noted" ] || raw "# TLS session: $(grep 'connected to .*TLS: ' "$tmp/tandemd-a.log" | tail -1 | sed 's/.*, TLS: //')"
+				tls_noted=1
+				;;
+			esac
 			return 0
 		fi
 	fi
@@ -688,6 +756,7 @@ drain() {
 mode_of() {
 	case $1 in
 	tandemd_C) echo C ;;
+	tandemd_C_tls) echo C_tls ;;
 	tandemd_B) echo B ;;
 	tandemd_A) echo A ;;
 	tandemd_sa) echo SA ;;
@@ -972,6 +1041,9 @@ machine() {
 	raw "# export size $(js a .volumes[0].size_sect) sectors"
 	raw "# rounds $ROUNDS, $RUN_SECONDS s per run; warm-up round of $WARM_WORKLOADS, $WARM_SECONDS s per run"
 	raw "# tandemd main configuration: net { protocol X; } (defaults otherwise: max-buffers 2048, sndbuf auto)"
+	case " $TARGETS " in
+	*_tls" "*) raw "# tandemd_C_tls: net { protocol C; tls yes; tls-ca; tls-certificate; tls-key; } with the P-256 certificates of tests/integration/tls-certs.sh; $(openssl version); tandemd links $(ldd "$tmp/bin/tandemd" | awk '/libssl/ { print $3 }')" ;;
+	esac
 	raw "# resync settings: fixed = resync-rate RATE; c-plan-ahead 0; max-buffers 131072 / fixed_mb = the same with max-buffers 2048 / dyn = $DYN_DISK max-buffers 131072 (all with $SYNC_NET)"
 	raw "# sets $LINKS"
 	for s in $LINKS; do raw "# set $s: $(link_desc "$s")"; done
