@@ -89,20 +89,14 @@ static int check_tls_files(struct tandemd *d, const struct conf *nc, char *msg, 
 	for (cr = conf_resources(nc); cr; cr = cr->next) {
 		const struct resource *r = resource_find(d, cr->name);
 		char why[TLS_REASON_MAX + 256];
-		struct tls_files f;
-		struct tls_ctx *t;
 
-		if (!r || !r->peer || !cr->me || !conf_res_bool(nc, cr, CONF_SECT_NET, "tls"))
+		if (!r || !r->peer || !cr->me)
 			continue;
-		f = (struct tls_files){conf_res_text(nc, cr, CONF_SECT_NET, "tls-ca"),
-				       conf_res_text(nc, cr, CONF_SECT_NET, "tls-certificate"),
-				       conf_res_text(nc, cr, CONF_SECT_NET, "tls-key")};
-		if (tls_ctx_new(&f, why, sizeof(why), &t) < 0) {
+		if (peer_tls_check(nc, cr, why, sizeof(why)) < 0) {
 			snprintf(msg, msglen, "%s not applied: resource %s: %.400s", d->conf_path,
 				 cr->name, why);
 			return -EINVAL;
 		}
-		tls_ctx_free(t);
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "arbmsg.h"
 #include "gi.h"
 #include "log.h"
+#include "tls.h"
 #include "control/control.h"
 #include "front/nbd-srv.h"
 #include "peer/peer.h"
@@ -187,6 +188,17 @@ int resource_up(struct resource *r, struct reply_err *e)
 	if (peer_refuse_unauthenticated(r, e) < 0) {
 		log_res(LOG_ERR, r->name, "not brought up: %s", e->msg);
 		return -EACCES;
+	}
+	if (resource_cr(r)->peer) { /* before anything is attached, as DRBD's up */
+		char why[TLS_REASON_MAX + 256];
+
+		rc = peer_tls_check(tandemd_conf(r->d), resource_cr(r), why, sizeof(why));
+		if (rc < 0) {
+			ERRF(e, 10, "%s: %.360s; fix it, then 'tandemadm adjust %s' and try again",
+			     r->name, why, r->name);
+			log_res(LOG_ERR, r->name, "not brought up: %s", e->msg);
+			return rc;
+		}
 	}
 	/* Diskless -> Attaching -> what the metadata says (the state table) */
 	state_change_disks(r, DISK_ATTACHING, "attach");

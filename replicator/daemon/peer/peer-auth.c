@@ -160,6 +160,27 @@ static void tls_sig(const struct tls_files *f, char *buf, size_t n)
 	}
 }
 
+static struct tls_files tls_files_of(const struct conf *c, const struct conf_res *cr)
+{
+	return (struct tls_files){conf_res_text(c, cr, CONF_SECT_NET, "tls-ca"),
+				  conf_res_text(c, cr, CONF_SECT_NET, "tls-certificate"),
+				  conf_res_text(c, cr, CONF_SECT_NET, "tls-key")};
+}
+
+int peer_tls_check(const struct conf *c, const struct conf_res *cr, char *why, size_t n)
+{
+	struct tls_files f;
+	struct tls_ctx *t = NULL;
+	int rc;
+
+	if (!conf_res_bool(c, cr, CONF_SECT_NET, "tls"))
+		return 0;
+	f = tls_files_of(c, cr);
+	rc = tls_ctx_new(&f, why, n, &t);
+	tls_ctx_free(t);
+	return rc;
+}
+
 int peer_tls_load(struct peer *p, char *why, size_t n)
 {
 	const struct conf *c = tandemd_conf(p->r->d);
@@ -175,9 +196,7 @@ int peer_tls_load(struct peer *p, char *why, size_t n)
 		p->tls_sig[0] = '\0';
 		return 0;
 	}
-	f = (struct tls_files){conf_res_text(c, cr, CONF_SECT_NET, "tls-ca"),
-			       conf_res_text(c, cr, CONF_SECT_NET, "tls-certificate"),
-			       conf_res_text(c, cr, CONF_SECT_NET, "tls-key")};
+	f = tls_files_of(c, cr);
 	tls_sig(&f, sig, sizeof(sig));
 	if (!strcmp(sig, p->tls_sig))
 		return p->tls_bad ? -EALREADY : 0; /* unchanged since the last try */

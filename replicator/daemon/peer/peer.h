@@ -68,6 +68,9 @@ void peer_status_refusals(struct resource *r, json_object *o);
  * configuration's opt-in (conf_res_unauthenticated): -EACCES with an error
  * naming its file:line and the two fixes; else 0. */
 int peer_refuse_unauthenticated(struct resource *r, struct reply_err *e);
+/* With net { tls yes; } in c for cr: do its three files load? 0 (or no
+ * TLS), else a negative errno with why naming the file and the reason. */
+int peer_tls_check(const struct conf *c, const struct conf_res *cr, char *why, size_t n);
 /* resync-after changed (reload), or the resource it names changed. */
 void resync_after_changed(struct resource *r);
 
