@@ -539,12 +539,22 @@ static int take(struct est *e, struct attempt *a)
 	return 0;
 }
 
-/* New TLS files, if changed, for the attempts from now on; a set that
- * does not load is logged once and the loaded one kept. */
-static void tls_reload(struct peer *p)
+/* The authentication as configured now, for the attempts from now on:
+ * the secret (adjust may have changed it) and new TLS files, if they
+ * changed; a set that does not load is logged once and the loaded one
+ * kept. Setups in flight may fail on the change; they are retried. */
+static void auth_reload(struct est *e)
 {
+	struct peer *p = e->p;
 	char why[TLS_REASON_MAX + 256];
-	int rc = peer_tls_load(p, why, sizeof(why));
+	int rc;
+
+	peer_load_auth(p);
+	e->sc.alg = p->alg;
+	e->sc.secret = p->secret;
+	e->sc.secret_len = strlen(p->secret);
+	e->sc.auth_v1 = p->auth_v1;
+	rc = peer_tls_load(p, why, sizeof(why));
 
 	if (rc < 0 && rc != -EALREADY)
 		log_res(LOG_ERR, p->r->name, "TLS: %s; %s", why,
@@ -583,7 +593,7 @@ static int establish(struct est *e, int64_t until)
 
 			while (!id)
 				id = gi_entropy();
-			tls_reload(p);
+			auth_reload(e);
 			if (start_ours(e, id) < 0)
 				log_res(LOG_DEBUG, p->r->name, "cannot connect to the peer yet");
 			e->next = e->stream == WIRE_STREAM_DATA ? t + p->connect_int_ms : 0;

@@ -113,6 +113,7 @@ struct peer {
 	char alg[WIRE_ALG_MAX + 1];
 	char secret[132];
 	bool auth_v1; /* cram-hmac-version 1 (DRBD's), else 2 */
+	bool auth_kept; /* the configuration lost its authentication: the old one is kept */
 	struct tls_ctx *tls; /* net { tls yes; }: loaded at each establishment (peer-auth.c) */
 	char tls_desc[160];  /* the data socket's TLS session, for the log */
 	char tls_sig[3 * (PATH_MAX / 4 + 64)]; /* the files p->tls came from, as stat saw them */
@@ -222,6 +223,13 @@ int peer_establish(struct peer *p);
  * not changed since they failed); p->tls is kept then. Connection thread,
  * or before it runs. */
 int peer_tls_load(struct peer *p, char *why, size_t n);
+/* cram-hmac-alg, shared-secret and cram-hmac-version from the
+ * configuration as it is now, into p (peer.c): at start and before each of
+ * our connection attempts, so adjust changes them for the next connection
+ * as it does the TLS files. One that would leave the peer unauthenticated
+ * without the opt-in is logged and not taken. Connection thread, or before
+ * it runs. */
+void peer_load_auth(struct peer *p);
 /* While connected, a thread serves the listener: every attempt is closed
  * unread and logged (§5.3). */
 int peer_guard_start(struct peer *p);

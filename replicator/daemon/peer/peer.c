@@ -183,6 +183,30 @@ bool peer_exited(const struct resource *r)
 	return r->peer && __atomic_load_n(&r->peer->exited, __ATOMIC_ACQUIRE);
 }
 
+void peer_load_auth(struct peer *p)
+{
+	const struct conf *c = tandemd_conf(p->r->d);
+	const struct conf_res *cr = resource_cr(p->r);
+	const char *s;
+
+	if (conf_res_unauthenticated(c, cr)) { /* up refused this; adjust only warns */
+		if (!p->auth_kept)
+			log_res(LOG_ERR, p->r->name,
+				"the configuration now leaves the peer unauthenticated (no "
+				"cram-hmac-alg, no tls, no allow-unauthenticated); connecting with "
+				"the authentication loaded before until it is fixed");
+		p->auth_kept = true;
+		return;
+	}
+	p->auth_kept = false;
+	s = conf_res_text(c, cr, CONF_SECT_NET, "cram-hmac-alg");
+	snprintf(p->alg, sizeof(p->alg), "%s", s ? s : "");
+	s = conf_res_text(c, cr, CONF_SECT_NET, "shared-secret");
+	snprintf(p->secret, sizeof(p->secret), "%s", s ? s : "");
+	s = conf_res_text(c, cr, CONF_SECT_NET, "cram-hmac-version");
+	p->auth_v1 = s && !strcmp(s, "1");
+}
+
 static void load_conf(struct peer *p)
 {
 	const struct conf *c = tandemd_conf(p->r->d);
@@ -198,12 +222,7 @@ static void load_conf(struct peer *p)
 	s = conf_res_text(c, cr, CONF_SECT_NET, "protocol");
 	p->protocol = s && s[0] == 'A' ? WIRE_PROTO_A : s && s[0] == 'B' ? WIRE_PROTO_B
 									   : WIRE_PROTO_C;
-	s = conf_res_text(c, cr, CONF_SECT_NET, "cram-hmac-alg");
-	snprintf(p->alg, sizeof(p->alg), "%s", s ? s : "");
-	s = conf_res_text(c, cr, CONF_SECT_NET, "shared-secret");
-	snprintf(p->secret, sizeof(p->secret), "%s", s ? s : "");
-	s = conf_res_text(c, cr, CONF_SECT_NET, "cram-hmac-version");
-	p->auth_v1 = s && !strcmp(s, "1");
+	peer_load_auth(p);
 	snprintf(p->me, sizeof(p->me), "%s", conf_hostname(c));
 	snprintf(p->peer_name, sizeof(p->peer_name), "%s",
 		 cr->peer && cr->peer->n_names ? cr->peer->names[0] : "(peer)");
