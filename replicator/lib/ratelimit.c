@@ -50,6 +50,14 @@ void ratelimit_reset(struct ratelimit *rl)
 	pthread_mutex_unlock(&rl->lock);
 }
 
+void ratelimit_unrefuse(struct ratelimit *rl)
+{
+	pthread_mutex_lock(&rl->lock);
+	if (rl->left_out && rl->left_out < UINT32_MAX)
+		rl->left_out--;
+	pthread_mutex_unlock(&rl->lock);
+}
+
 void ratelimit_free(struct ratelimit *rl)
 {
 	if (!rl)

@@ -20,6 +20,9 @@ void ratelimit_free(struct ratelimit *rl);
 /* A full bucket again, nothing counted as left out (the total stays): for
  * a new episode, e.g. the refusals after a connection was made. */
 void ratelimit_reset(struct ratelimit *rl);
+/* The line the last call refused went out after all (another limiter let
+ * it): it is not counted among those left out. */
+void ratelimit_unrefuse(struct ratelimit *rl);
 
 /*
  * May a line go out at now_ms (a monotonic clock in milliseconds)? When it

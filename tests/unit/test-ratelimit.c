@@ -68,6 +68,28 @@ static void test_reset(void **state)
 	ratelimit_free(rl);
 }
 
+/* A line refused here but logged by another limiter is not counted as
+ * left out in the next note. */
+static void test_unrefuse(void **state)
+{
+	struct ratelimit *rl;
+	char note[96];
+
+	(void)state;
+	assert_int_equal(ratelimit_new(1, 10000, &rl), 0);
+	assert_true(ratelimit_allow(rl, 1000, note, sizeof(note)));
+	assert_false(ratelimit_allow(rl, 1001, note, sizeof(note)));
+	assert_false(ratelimit_allow(rl, 1002, note, sizeof(note)));
+	ratelimit_unrefuse(rl); /* 1002 went out */
+	assert_false(ratelimit_allow(rl, 1003, note, sizeof(note)));
+	assert_true(ratelimit_allow(rl, 11000, note, sizeof(note)));
+	assert_string_equal(note, " (and 2 more like it in the last 10 s)");
+	ratelimit_unrefuse(rl); /* nothing left out: stays 0 */
+	assert_true(ratelimit_allow(rl, 21000, note, sizeof(note)));
+	assert_string_equal(note, "");
+	ratelimit_free(rl);
+}
+
 /* A burst goes out whole; the bucket refills one token per interval and
  * never holds more than the burst. */
 static void test_burst(void **state)
@@ -113,6 +135,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_one_per_interval),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_unrefuse),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_clock_back),
 	};

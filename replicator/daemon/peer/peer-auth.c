@@ -64,10 +64,27 @@ static bool from_peer(const struct peer *p, const struct sockaddr_storage *ss)
 	return false;
 }
 
+/* Is this reason (its first PEER_REASON_KEY bytes) not among the last
+ * ones logged? Under p->lock. */
+static bool new_reason(const struct peer *p, const char *msg)
+{
+	for (unsigned int i = 0; i < PEER_REASONS; i++)
+		if (!strncmp(p->pre_seen[i], msg, PEER_REASON_KEY - 1) && p->pre_seen[i][0])
+			return false;
+	return true;
+}
+
+static void remember_reason(struct peer *p, const char *msg)
+{
+	snprintf(p->pre_seen[p->pre_seen_next], PEER_REASON_KEY, "%.95s", msg);
+	p->pre_seen_next = (p->pre_seen_next + 1) % PEER_REASONS;
+}
+
 /*
  * Log a refusal before authentication, naming the connection's real
- * address: the first one, then at most one per PREAUTH_LOG_MS, which
- * counts the ones left out (lib/ratelimit).
+ * address: the first one, then at most one per 10 s, which counts the
+ * ones left out (lib/ratelimit); and up to 4 more per 10 s whose reason is
+ * not among the last PEER_REASONS logged.
  */
 void peer_preauth_log(struct peer *p, const char *addr, const char *fmt, ...)
 {
@@ -80,11 +97,21 @@ void peer_preauth_log(struct peer *p, const char *addr, const char *fmt, ...)
 	pthread_mutex_lock(&p->lock);
 	p->pre_refused++;
 	snprintf(p->pre_last, sizeof(p->pre_last), "connection from %s refused: %s", addr, msg);
-	if (!ratelimit_ok(p->pre_rl, note, sizeof(note))) {
+	if (ratelimit_ok(p->pre_rl, note, sizeof(note))) {
+		/* logged, with the count of those left out */
+	} else if (new_reason(p, msg) && ratelimit_ok(p->pre_rl_new, NULL, 0)) {
+		/* a reason not among the last ones logged goes out at once, a
+		 * few per window: with two kinds of refusal alternating (each
+		 * node's own attempt and the peer's), the one that says what to
+		 * fix does not wait behind the other */
+		ratelimit_unrefuse(p->pre_rl);
+	} else {
 		p->pre_unlogged++;
 		pthread_mutex_unlock(&p->lock);
 		return;
 	}
+	if (new_reason(p, msg))
+		remember_reason(p, msg);
 	pthread_mutex_unlock(&p->lock);
 	log_res(LOG_WARNING, p->r->name, "connection from %s refused: %s%s", addr, msg, note);
 }

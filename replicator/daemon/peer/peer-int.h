@@ -83,6 +83,8 @@ struct peer_vol {
 #define OV_WINDOW 1024u /* verify requests in flight at most */
 
 #define PEER_ADDR_MAX (INET6_ADDRSTRLEN + 16) /* "[v6]:port" */
+#define PEER_REASONS 4      /* refusal reasons remembered, to log a new one at once */
+#define PEER_REASON_KEY 96  /* the part of a reason compared */
 
 #define FL_QUEUE 256   /* barriers queued for one flush at most */
 #define FL_DEFER_MS 10 /* how long a barrier no FLUSH waits for may wait */
@@ -123,6 +125,9 @@ struct peer {
 	char peer_addr[PEER_ADDR_MAX]; /* where the data socket comes from */
 	/* failures before authentication: rate-limited log (peer-auth.c) */
 	struct ratelimit *pre_rl;
+	struct ratelimit *pre_rl_new; /* reasons not logged lately: a few more per window */
+	char pre_seen[PEER_REASONS][PEER_REASON_KEY]; /* lock: the last reasons logged */
+	unsigned int pre_seen_next;
 	unsigned int pre_unlogged; /* lock: refusals not logged since the last connection */
 	uint64_t pre_refused;  /* lock: refusals since the connection was configured */
 	char pre_last[352];    /* lock: the latest one, logged or not */

@@ -149,6 +149,8 @@ static void *peer_thread(void *arg)
 				p->pre_unlogged, p->pre_last);
 		p->pre_unlogged = 0;
 		ratelimit_reset(p->pre_rl); /* the next refusal is logged at once */
+		ratelimit_reset(p->pre_rl_new);
+		memset(p->pre_seen, 0, sizeof(p->pre_seen));
 		pthread_mutex_unlock(&p->lock);
 		peer_set_conn(p, CONN_WFREPORTPARAMS, NULL);
 		if (peer_guard_start(p) < 0)
@@ -262,7 +264,8 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	pthread_cond_init(&p->fl_cond, NULL);
-	if (ratelimit_new(1, 10000, &p->pre_rl) < 0) { /* one refusal logged per 10 s */
+	/* one refusal logged per 10 s, and up to 4 more with a new reason */
+	if (ratelimit_new(1, 10000, &p->pre_rl) < 0 || ratelimit_new(4, 10000, &p->pre_rl_new) < 0) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -304,6 +307,7 @@ fail:
 	pthread_cond_destroy(&p->cond);
 	pthread_cond_destroy(&p->fl_cond);
 	ratelimit_free(p->pre_rl);
+	ratelimit_free(p->pre_rl_new);
 	tls_ctx_free(p->tls);
 	free(p);
 	return rc;
@@ -341,6 +345,7 @@ void peer_stop(struct resource *r)
 	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
 	ratelimit_free(p->pre_rl);
+	ratelimit_free(p->pre_rl_new);
 	tls_ctx_free(p->tls);
 	free(p);
 	state_change_conn(r, CONN_STANDALONE, ROLE_UNKNOWN, DISK_DUNKNOWN, "disconnect");
