@@ -53,8 +53,9 @@ def refused(what, f, want):
     try:
         f()
     except nbd.Error as e:
-        if e.errno != want:
-            raise SystemExit("%s: errno %s, want %d" % (what, e.errno, want))
+        # e.errno is the name (EINVAL), e.errnum the number
+        if e.errnum != want:
+            raise SystemExit("%s: errno %s (%s), want %d" % (what, e.errno, e.errnum, want))
     else:
         raise SystemExit("%s was accepted" % what)
     said = [m for m in msgs if "server message" in m]

@@ -44,6 +44,10 @@ def send(data):
 if sys.argv[3] == "hello":
     send(struct.pack(">IHHII", 0x544e444d, 1, 0xffff, 280, 0) + b"\0" * 280)
     sys.exit(0)
+if sys.argv[3] == "again":
+    for _ in range(int(sys.argv[4])):
+        send(b"GET / HTTP/1.0\r\n\r\n" * 20)                       # garbage
+    sys.exit(0)
 send(b"GET / HTTP/1.0\r\n\r\n" * 20)                               # garbage
 send(struct.pack(">IHHII", 0x544e444d, 1, 0xffff, 0x7fffffff, 0))   # oversized length
 send(struct.pack(">IHHII", 0x544e444d, 1, 0xffff, 290, 0) + b"\0" * 10)  # truncated
@@ -62,10 +66,24 @@ wait_until 30 "alice to count a refusal for each of the three bad clients" four_
 [ "$(refused)" = 4 ] || fail "refused is $(refused), expected 4"
 last_refused | grep -Eq "^connection from $ip_b:[0-9]+ refused: " ||
 	fail "last_refused does not name bob's address: $(last_refused)"
-# the log is rate-limited: the first of these within 10 s of the one above
-# is counted but not logged
+# the log is rate-limited (doc/wire-protocol.md 5.5): one line per 10 s, and
+# besides that up to 4 per 10 s whose reason is not among the last 4
+# logged. The three reasons above are new, so each is logged at once.
 n=$(grep -c 'refused: bad first packet' "$tmp/tandemd-a.log" || true)
-[ "$n" -le 1 ] || fail "$n refusals logged within 10 s, the log is not rate-limited"
+[ "$n" = 3 ] || fail "$n of 3 new refusal reasons logged, want each at once"
+# the same garbage 20 times more: counted, but only the one line per 10 s
+# window that has begun since then may be logged
+t0=$(date +%s)
+ip netns exec "$ns_b" python3 -c "$BAD" "$ip_a" "$ip_b" again 20 || fail "repeated garbage client"
+twenty_more() { [ "$(refused)" -ge 24 ]; }
+wait_until 30 "alice to count the 20 repeated refusals" twenty_more
+t1=$(date +%s)
+[ "$(refused)" = 24 ] || fail "refused is $(refused), expected 24"
+m=$(grep -c 'refused: bad first packet' "$tmp/tandemd-a.log" || true)
+allowed=$((3 + (t1 - t0) / 10 + 1))
+[ "$m" -le "$allowed" ] ||
+	fail "$m refusals logged for 24 bad connections in $((t1 - t0)) s, the log is not rate-limited (at most $allowed)"
+n=$m
 echo "ok: garbage on the replication port refused and counted; the log rate-limited ($n logged)"
 
 # a real P_HELLO from the wrong node / for the wrong resource: bob's daemon
