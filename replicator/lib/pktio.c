@@ -322,28 +322,55 @@ int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *rea
 
 int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
 {
+	return pktio_sendv(io, pkt, 1, timeout_ms);
+}
+
+/*
+ * The heads are encoded one after the other into sbuf; a packet without
+ * data (a barrier) is all head, so the heads of a barrier and the P_DATA
+ * after it form one buffer, and the whole goes out in one sendmsg (one
+ * TLS record up to the data): the peer wakes once for both.
+ */
+int pktio_sendv(struct pktio *io, const struct wire_pkt *pkts, int n, int timeout_ms)
+{
 	int64_t deadline = bounded(io, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
-	struct iovec iov[2];
-	int len, niov = 1;
-	size_t total, rest;
+	struct iovec iov[2 * PKTIO_MAXV];
+	struct iovec *cur = iov;
+	int niov = 0;
+	size_t total = 0, used = 0;
+	bool in_sbuf = false; /* the last iovec is the sbuf's, to extend */
 	ssize_t w;
 
-	len = wire_pkt_encode_head(pkt, io->sbuf, PKTIO_SBUF);
-	if (len < 0)
-		return len;
-	total = WIRE_HDR_SIZE + (size_t)wire_pkt_len(pkt);
-	rest = total - (size_t)len; /* the data, not copied */
-	if (io->tls && rest && rest <= PKTIO_SBUF - (size_t)len) {
-		/* TLS writes one buffer at a time: one record, not two, for a
-		 * small packet */
-		memcpy(io->sbuf + len, pkt->data + pkt->data_len - rest, rest);
-		len += (int)rest;
-		rest = 0;
-	}
-	iov[0] = (struct iovec){io->sbuf, (size_t)len};
-	if (rest) {
-		iov[1] = (struct iovec){(void *)(pkt->data + pkt->data_len - rest), rest};
-		niov = 2;
+	if (n < 1 || n > PKTIO_MAXV)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		const struct wire_pkt *pkt = &pkts[i];
+		size_t whole, rest;
+		int len;
+
+		len = wire_pkt_encode_head(pkt, io->sbuf + used, PKTIO_SBUF - used);
+		if (len < 0)
+			return len;
+		whole = WIRE_HDR_SIZE + (size_t)wire_pkt_len(pkt);
+		rest = whole - (size_t)len; /* the data, not copied */
+		if (io->tls && rest && rest <= PKTIO_SBUF - used - (size_t)len) {
+			/* TLS writes one buffer at a time: one record, not two,
+			 * for a small packet */
+			memcpy(io->sbuf + used + len, pkt->data + pkt->data_len - rest, rest);
+			len += (int)rest;
+			rest = 0;
+		}
+		if (in_sbuf)
+			iov[niov - 1].iov_len += (size_t)len;
+		else
+			iov[niov++] = (struct iovec){io->sbuf + used, (size_t)len};
+		used += (size_t)len;
+		in_sbuf = true;
+		if (rest) {
+			iov[niov++] = (struct iovec){(void *)(pkt->data + pkt->data_len - rest), rest};
+			in_sbuf = false;
+		}
+		total += whole;
 	}
 	while (total) {
 		short ev;
@@ -351,7 +378,7 @@ int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
 
 		if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
 			return -ECONNABORTED;
-		w = wr(io, iov, niov, &ev);
+		w = wr(io, cur, niov, &ev);
 		if (w == -EAGAIN) {
 			rc = wait_fd(io, ev, left(deadline));
 			if (rc < 0)
@@ -364,13 +391,13 @@ int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms)
 			return (int)w;
 		total -= (size_t)w;
 		while (w > 0 && niov) {
-			if ((size_t)w >= iov[0].iov_len) {
-				w -= (ssize_t)iov[0].iov_len;
-				iov[0] = iov[1];
+			if ((size_t)w >= cur->iov_len) {
+				w -= (ssize_t)cur->iov_len;
+				cur++;
 				niov--;
 			} else {
-				iov[0].iov_base = (uint8_t *)iov[0].iov_base + w;
-				iov[0].iov_len -= (size_t)w;
+				cur->iov_base = (uint8_t *)cur->iov_base + w;
+				cur->iov_len -= (size_t)w;
 				w = 0;
 			}
 		}

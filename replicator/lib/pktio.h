@@ -46,6 +46,10 @@ void pktio_set_deadline(struct pktio *io, int ms);
 int pktio_recv(struct pktio *io, int timeout_ms, struct wire_pkt *pkt, char *reason, size_t n);
 /* Send one packet (and its data) within timeout_ms: 0, -ETIMEDOUT, -EPIPE... */
 int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms);
+/* Send n (1..PKTIO_MAXV) packets in order, in as few system calls as the
+ * socket takes: a barrier and the write after it in one. */
+#define PKTIO_MAXV 4
+int pktio_sendv(struct pktio *io, const struct wire_pkt *pkts, int n, int timeout_ms);
 /* Wait until the socket is readable: 1, 0 on timeout, negative errno. */
 int pktio_wait(struct pktio *io, int timeout_ms);
 /* Whether received bytes wait to be read (buffered or in the socket). */

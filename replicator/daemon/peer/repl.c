@@ -224,27 +224,37 @@ bool peer_live(struct resource *r)
  * (the caller marked the blocks already); negative errno: not sent.
  */
 /* Send under send_lock (held): a failure ends the session. */
-static int send_locked(struct peer *p, const struct wire_pkt *pkt)
+static int sendv_locked(struct peer *p, const struct wire_pkt *pkts, int n)
 {
 	int rc, tries = p->ko_count > 0 ? p->ko_count : 1;
 
 	do /* each timeout costs one of ko-count (DRBD's ko counter) */
-		rc = p->data ? pktio_send(p->data, pkt, p->timeout_ms) : -ENOTCONN;
+		rc = p->data ? pktio_sendv(p->data, pkts, n, p->timeout_ms) : -ENOTCONN;
 	while (rc == -ETIMEDOUT && --tries > 0);
 	return rc;
 }
 
+static int send_locked(struct peer *p, const struct wire_pkt *pkt)
+{
+	return sendv_locked(p, pkt, 1);
+}
+
 /* flush: a FLUSH waits for this barrier (the peer flushes at once) */
+static void barrier_pkt(const struct peer *p, uint32_t nr, bool flush, struct wire_pkt *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->type = WIRE_P_BARRIER;
+	b->volume = WIRE_VOL_NONE;
+	b->u.barrier.barrier = nr;
+	if (flush && (p->agreed.features & WIRE_F_BARRIER_FLUSH))
+		b->u.barrier.flags = WIRE_BF_FLUSH;
+}
+
 static int send_barrier_locked(struct peer *p, uint32_t nr, bool flush)
 {
 	struct wire_pkt b;
 
-	memset(&b, 0, sizeof(b));
-	b.type = WIRE_P_BARRIER;
-	b.volume = WIRE_VOL_NONE;
-	b.u.barrier.barrier = nr;
-	if (flush && (p->agreed.features & WIRE_F_BARRIER_FLUSH))
-		b.u.barrier.flags = WIRE_BF_FLUSH;
+	barrier_pkt(p, nr, flush, &b);
 	return send_locked(p, &b);
 }
 
@@ -276,8 +286,9 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 {
 	struct peer *p = r->peer;
 	uint32_t nr = 0, bar;
+	bool barrier = false; /* pkts[0] closes the epoch before this write */
 	struct peer_req *q;
-	struct wire_pkt pkt;
+	struct wire_pkt pkts[2], pkt;
 	uint8_t dg[DIGEST_MAX_SIZE], *bad = NULL;
 	int rc;
 
@@ -327,6 +338,14 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 			break;
 		if (rc == -EBUSY) { /* too many epochs wait for acks: let them go */
 			pthread_mutex_unlock(&p->lock);
+			if (barrier) { /* on the wire before anyone else's write */
+				barrier = false;
+				rc = send_locked(p, &pkts[0]);
+				if (rc < 0) {
+					pthread_mutex_lock(&p->lock);
+					break;
+				}
+			}
 			send_unlock(p);
 			pthread_mutex_lock(&p->lock);
 			if (epoch_unacked(p->ep) > 0 && p->live && !p->session_err)
@@ -336,11 +355,17 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 			pthread_mutex_lock(&p->lock);
 			continue;
 		}
-		pthread_mutex_unlock(&p->lock);
-		rc = send_barrier_locked(p, bar, false);
-		pthread_mutex_lock(&p->lock);
-		if (rc < 0)
-			break;
+		if (barrier) { /* a second barrier due: the first goes alone */
+			pthread_mutex_unlock(&p->lock);
+			rc = send_locked(p, &pkts[0]);
+			pthread_mutex_lock(&p->lock);
+			barrier = false;
+			if (rc < 0)
+				break;
+		}
+		/* the barrier goes out with the write, in one sendmsg */
+		barrier_pkt(p, bar, false, &pkts[0]);
+		barrier = true;
 	}
 	q->id = ++p->next_id;
 	q->epoch = nr;
@@ -353,7 +378,12 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 		} else {
 			pkt.u.zeroes = (struct wire_zeroes){q->sector, q->id, 0, dp_flags, len};
 		}
-		rc = send_locked(p, &pkt);
+		if (barrier) {
+			pkts[1] = pkt;
+			rc = sendv_locked(p, pkts, 2);
+		} else {
+			rc = send_locked(p, &pkt);
+		}
 		free(bad);
 	}
 	send_unlock(p);
