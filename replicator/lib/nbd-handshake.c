@@ -37,7 +37,9 @@
 #define EXPORT_FLAGS                                                                      \
 	(NBD_FLAG_HAS_FLAGS | NBD_FLAG_READ_ONLY | NBD_FLAG_SEND_FLUSH | NBD_FLAG_SEND_FUA | \
 	 NBD_FLAG_ROTATIONAL | NBD_FLAG_SEND_TRIM | NBD_FLAG_SEND_WRITE_ZEROES |            \
-	 NBD_FLAG_CAN_MULTI_CONN | NBD_FLAG_SEND_FAST_ZERO)
+	 NBD_FLAG_CAN_MULTI_CONN | NBD_FLAG_SEND_CACHE | NBD_FLAG_SEND_FAST_ZERO)
+/* The context id of base:allocation, the only context: any nonzero value. */
+#define META_ALLOC_ID 1u
 
 struct nbd_handshake {
 	int fd;
@@ -49,6 +51,8 @@ struct nbd_handshake {
 	uint32_t len;   /* its data length (<= OPT_DATA_MAX once read) */
 	int emit_err;   /* sticky error of list_emit() */
 	bool structured; /* NBD_OPT_STRUCTURED_REPLY acknowledged */
+	bool meta_alloc; /* the last NBD_OPT_SET_META_CONTEXT selected base:allocation */
+	char meta_name[NBD_MAX_STRING + 1]; /* for this export */
 	char shown[SHOWN_MAX]; /* res->name for messages and logs */
 	uint8_t data[OPT_DATA_MAX];
 };
@@ -447,6 +451,11 @@ static void set_result(struct nbd_handshake *h, const struct nbd_export_info *e,
 	res->limits.eflags = res->info.flags;
 	res->limits.min_block = e->min_block;
 	res->limits.max_block = e->max_block == UINT32_MAX ? 0 : e->max_block;
+	/* block status only for the export the contexts were selected for */
+	res->limits.meta_alloc = h->structured && h->meta_alloc && e->base_allocation &&
+					 strcmp(h->meta_name, res->name) == 0
+				 ? META_ALLOC_ID
+				 : 0;
 	res->opt = h->opt;
 	res->block_size_agreed = agreed;
 }
@@ -650,6 +659,128 @@ static int opt_structured_reply(struct nbd_handshake *h)
 	return send_ack(h);
 }
 
+/* ---------------------------------------------------------------- meta contexts */
+
+/*
+ * Does query q (qlen bytes) name base:allocation? "base:" is the
+ * namespace's wildcard when listing, and selects nothing when setting;
+ * other leaves and namespaces are ignored, as the spec requires.
+ */
+static bool meta_matches(const uint8_t *q, uint32_t qlen, bool list)
+{
+	size_t n = strlen(NBD_META_BASE_ALLOCATION);
+
+	if (qlen == 5 && memcmp(q, "base:", 5) == 0)
+		return list;
+	return qlen == n && memcmp(q, NBD_META_BASE_ALLOCATION, n) == 0;
+}
+
+/*
+ * Parse LIST/SET_META_CONTEXT data: name length (32 bits), name, number
+ * of queries (32 bits), each query as length (32 bits) and string. The
+ * lengths must add up to the option length. 0 with the name in res->name
+ * and *match (a query, or for LIST no query, asks for base:allocation),
+ * or an error reply's type and *why.
+ */
+static uint32_t parse_meta(struct nbd_handshake *h, bool list, bool *match, const char **why)
+{
+	uint32_t namelen, n, i, pos, qlen;
+	const uint8_t *q, *colon;
+
+	*match = false;
+	*why = "option data is shorter than 8 bytes";
+	if (h->len < 8)
+		return NBD_REP_ERR_INVALID;
+	namelen = nbd_proto_get32(h->data);
+	*why = "name length runs past the option data";
+	if (namelen > h->len - 8)
+		return NBD_REP_ERR_INVALID;
+	*why = "name is longer than 4096 bytes";
+	if (namelen > NBD_MAX_STRING)
+		return NBD_REP_ERR_INVALID;
+	*why = "name contains a NUL byte";
+	if (memchr(h->data + 4, '\0', namelen))
+		return NBD_REP_ERR_INVALID;
+	n = nbd_proto_get32(h->data + 4 + namelen);
+	pos = 8 + namelen;
+	for (i = 0; i < n; i++) { /* each query takes 4 bytes at least: bounded by len */
+		*why = "a query runs past the option data";
+		if (h->len - pos < 4)
+			return NBD_REP_ERR_INVALID;
+		qlen = nbd_proto_get32(h->data + pos);
+		pos += 4;
+		if (qlen > h->len - pos)
+			return NBD_REP_ERR_INVALID;
+		q = h->data + pos;
+		pos += qlen;
+		*why = "a query is longer than 4096 bytes";
+		if (qlen > NBD_MAX_STRING)
+			return NBD_REP_ERR_INVALID;
+		*why = "a query contains a NUL byte";
+		if (memchr(q, '\0', qlen))
+			return NBD_REP_ERR_INVALID;
+		colon = memchr(q, ':', qlen);
+		*why = "a query does not start with a namespace and a colon";
+		if (!colon || colon == q)
+			return NBD_REP_ERR_INVALID;
+		*match = *match || meta_matches(q, qlen, list);
+	}
+	*why = "option length does not match the queries";
+	if (pos != h->len)
+		return NBD_REP_ERR_INVALID;
+	if (n == 0 && list) /* all the contexts of the export */
+		*match = true;
+	set_name(h, h->data + 4, namelen);
+	*why = NULL;
+	return 0;
+}
+
+/*
+ * NBD_OPT_LIST_META_CONTEXT and NBD_OPT_SET_META_CONTEXT: one
+ * NBD_REP_META_CONTEXT for base:allocation if the export has it and the
+ * queries ask for it (id 0 when listing, as the spec asks), then
+ * NBD_REP_ACK. A SET replaces the selection even when it fails.
+ */
+static int opt_meta_context(struct nbd_handshake *h)
+{
+	bool list = h->opt == NBD_OPT_LIST_META_CONTEXT, match;
+	const char *ctx = NBD_META_BASE_ALLOCATION, *why;
+	struct nbd_export_info e;
+	char msg[MSG_MAX];
+	uint8_t id[4];
+	struct iovec iov[2] = {
+		{.iov_base = id, .iov_len = sizeof(id)},
+		{.iov_base = (void *)ctx, .iov_len = strlen(ctx)},
+	};
+	uint32_t type;
+	int r;
+
+	if (!list)
+		h->meta_alloc = false;
+	if (!h->structured)
+		return send_err(h, NBD_REP_ERR_INVALID,
+				"%s needs structured replies (NBD_OPT_STRUCTURED_REPLY) first",
+				nbd_proto_opt_name(h->opt));
+	type = parse_meta(h, list, &match, &why);
+	if (type)
+		return send_err(h, type, "%s: %s", nbd_proto_opt_name(h->opt), why);
+	r = find_export(h, &e, msg, sizeof(msg));
+	if (r < 0)
+		return send_err(h, rep_error(r), "%s", msg);
+	if (match && e.base_allocation) {
+		nbd_proto_put32(id, list ? 0 : META_ALLOC_ID);
+		trace(h, "reply %s %s", nbd_proto_rep_name(NBD_REP_META_CONTEXT), ctx);
+		r = send_rep(h, NBD_REP_META_CONTEXT, iov, 2);
+		if (r < 0)
+			return r;
+		if (!list) {
+			h->meta_alloc = true;
+			memcpy(h->meta_name, h->res->name, sizeof(h->meta_name));
+		}
+	}
+	return send_ack(h);
+}
+
 static const struct nbd_handshake_opt {
 	uint32_t opt;
 	int (*handle)(struct nbd_handshake *h);
@@ -662,8 +793,8 @@ static const struct nbd_handshake_opt {
 	{NBD_OPT_GO, opt_info_go, NULL},
 	{NBD_OPT_STARTTLS, NULL, "TLS is not supported"},
 	{NBD_OPT_STRUCTURED_REPLY, opt_structured_reply, NULL},
-	{NBD_OPT_LIST_META_CONTEXT, NULL, "meta contexts are not supported"},
-	{NBD_OPT_SET_META_CONTEXT, NULL, "meta contexts are not supported"},
+	{NBD_OPT_LIST_META_CONTEXT, opt_meta_context, NULL},
+	{NBD_OPT_SET_META_CONTEXT, opt_meta_context, NULL},
 };
 
 /* Read the next option; 0 with its data in h->data, 1 if it was skipped. */

@@ -30,6 +30,7 @@ struct nbd_export_info {
 	uint32_t pref_block;
 	uint32_t max_block;
 	bool block_size_required; /* refuse GO without an NBD_INFO_BLOCK_SIZE request */
+	bool base_allocation;     /* answers NBD_CMD_BLOCK_STATUS for base:allocation */
 };
 
 struct nbd_handshake_ops {

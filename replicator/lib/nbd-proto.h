@@ -119,6 +119,12 @@
 #define NBD_REPLY_TYPE_ERROR      ((1u << 15) | 1u)
 #define NBD_REPLY_TYPE_ERROR_OFFSET ((1u << 15) | 2u)
 
+/* Block status: the one metadata context served, and its flags. */
+#define NBD_META_BASE_ALLOCATION  "base:allocation"
+#define NBD_STATE_HOLE            (1u << 0)
+#define NBD_STATE_ZERO            (1u << 1)
+#define NBD_EXTENT_SIZE           8u /* a descriptor: length, status flags */
+
 /* Wire error values of the reply's error field. */
 #define NBD_SUCCESS               0u
 #define NBD_EPERM                 1u

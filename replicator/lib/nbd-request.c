@@ -17,13 +17,14 @@
 /* How a command's offset and length are checked. */
 enum nbd_request_range {
 	RANGE_NONE,    /* offset and length must be 0 (FLUSH, DISC) */
-	RANGE_PAYLOAD, /* 1 .. max, in the export (READ, WRITE) */
-	RANGE_ANY,     /* >= 1, in the export, no maximum (TRIM, WRITE_ZEROES) */
+	RANGE_PAYLOAD, /* 1 .. max, in the export (READ, WRITE, CACHE) */
+	RANGE_ANY,     /* >= 1, in the export, no maximum (TRIM, WRITE_ZEROES, BLOCK_STATUS) */
 };
 
 struct nbd_request_rule {
 	uint16_t type;
 	uint16_t needs;     /* transmission flag that advertises it, or 0 */
+	bool meta;          /* needs a metadata context (BLOCK_STATUS) */
 	uint16_t flags;     /* command flags it takes besides FUA */
 	bool writes;        /* refused on a read-only export */
 	enum nbd_request_range range;
@@ -31,13 +32,16 @@ struct nbd_request_rule {
 };
 
 static const struct nbd_request_rule rules[] = {
-	{NBD_CMD_READ, 0, NBD_CMD_FLAG_DF, false, RANGE_PAYLOAD, NBD_EINVAL},
-	{NBD_CMD_WRITE, 0, 0, true, RANGE_PAYLOAD, NBD_ENOSPC},
-	{NBD_CMD_DISC, 0, 0, false, RANGE_NONE, NBD_EINVAL},
-	{NBD_CMD_FLUSH, NBD_FLAG_SEND_FLUSH, 0, false, RANGE_NONE, NBD_EINVAL},
-	{NBD_CMD_TRIM, NBD_FLAG_SEND_TRIM, 0, true, RANGE_ANY, NBD_EINVAL},
-	{NBD_CMD_WRITE_ZEROES, NBD_FLAG_SEND_WRITE_ZEROES,
+	{NBD_CMD_READ, 0, false, NBD_CMD_FLAG_DF, false, RANGE_PAYLOAD, NBD_EINVAL},
+	{NBD_CMD_WRITE, 0, false, 0, true, RANGE_PAYLOAD, NBD_ENOSPC},
+	{NBD_CMD_DISC, 0, false, 0, false, RANGE_NONE, NBD_EINVAL},
+	{NBD_CMD_FLUSH, NBD_FLAG_SEND_FLUSH, false, 0, false, RANGE_NONE, NBD_EINVAL},
+	{NBD_CMD_TRIM, NBD_FLAG_SEND_TRIM, false, 0, true, RANGE_ANY, NBD_EINVAL},
+	/* held to the maximum like a READ: it reads as much into the cache */
+	{NBD_CMD_CACHE, NBD_FLAG_SEND_CACHE, false, 0, false, RANGE_PAYLOAD, NBD_EINVAL},
+	{NBD_CMD_WRITE_ZEROES, NBD_FLAG_SEND_WRITE_ZEROES, false,
 	 NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO, true, RANGE_ANY, NBD_ENOSPC},
+	{NBD_CMD_BLOCK_STATUS, 0, true, NBD_CMD_FLAG_REQ_ONE, false, RANGE_ANY, NBD_EINVAL},
 };
 
 /* Command flags that may only be used when a transmission flag was sent. */
@@ -116,6 +120,28 @@ size_t nbd_request_encode_error_chunk(void *buf, uint32_t error, uint64_t cookie
 	return NBD_CHUNK_HDR_SIZE + 6;
 }
 
+size_t nbd_request_encode_block_status_chunk(void *buf, uint64_t cookie, uint32_t id, uint32_t n)
+{
+	uint8_t *p = buf;
+
+	put_chunk(p, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_BLOCK_STATUS, cookie,
+		  4 + NBD_EXTENT_SIZE * n);
+	nbd_proto_put32(p + NBD_CHUNK_HDR_SIZE, id);
+	return NBD_CHUNK_HDR_SIZE + 4;
+}
+
+size_t nbd_request_encode_extents(void *buf, const struct nbd_extent *e, uint32_t n)
+{
+	uint8_t *p = buf;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		nbd_proto_put32(p + NBD_EXTENT_SIZE * i, e[i].length);
+		nbd_proto_put32(p + NBD_EXTENT_SIZE * i + 4, e[i].flags);
+	}
+	return (size_t)NBD_EXTENT_SIZE * n;
+}
+
 uint32_t nbd_request_payload(const struct nbd_request *req)
 {
 	return req->type == NBD_CMD_WRITE ? req->length : 0;
@@ -167,8 +193,8 @@ static uint32_t check_range(const struct nbd_request_rule *r, const struct nbd_r
 	if (req->length == 0)
 		return refuse(why, "length is 0", NBD_EINVAL);
 	/*
-	 * Only commands with a payload are held to the maximum block size.
-	 * The spec also holds WRITE_ZEROES (without FAST_ZERO) to it, but
+	 * Only commands with a payload (and CACHE, which reads as much) are
+	 * held to the maximum block size. The spec also holds WRITE_ZEROES (without FAST_ZERO) to it, but
 	 * clients send larger ones (nbdcopy 1.14 zeroes 55 MiB at once
 	 * against a 32 MiB maximum): the daemon splits them instead.
 	 */
@@ -198,6 +224,9 @@ uint32_t nbd_request_validate(const struct nbd_request *req, const struct nbd_ex
 		return refuse(why, "unknown or unsupported command", NBD_EINVAL);
 	if (r->needs && !(lim->eflags & r->needs))
 		return refuse(why, "command not advertised for this export", NBD_EINVAL);
+	if (r->meta && (!lim->structured || !lim->meta_alloc))
+		return refuse(why, "no metadata context was selected (NBD_OPT_SET_META_CONTEXT)",
+			      NBD_EINVAL);
 	error = check_flags(r, req->flags, lim->eflags, why);
 	if (error)
 		return error;

@@ -2,7 +2,7 @@
  * nbd-request: the transmission phase of the NBD front end as pure
  * functions (doc/nbd-frontend.md, "Transmission"): decode a 28-byte
  * request header, validate it against the export before acting on it,
- * encode the 16-byte simple reply.
+ * encode the 16-byte simple reply and the structured reply chunks.
  */
 #ifndef TANDEM_NBD_REQUEST_H
 #define TANDEM_NBD_REQUEST_H
@@ -37,7 +37,22 @@ struct nbd_export_limits {
 	uint32_t min_block; /* 0 or 1: no alignment; else offsets and lengths are multiples */
 	uint32_t max_block; /* READ/WRITE maximum; 0: NBD_REQUEST_MAX_PAYLOAD */
 	bool structured;    /* NBD_OPT_STRUCTURED_REPLY was acknowledged */
+	uint32_t meta_alloc; /* context id of base:allocation if the client selected
+			      * it for this export (NBD_OPT_SET_META_CONTEXT); 0: none */
 };
+
+/* One block status descriptor in CPU order. */
+struct nbd_extent {
+	uint32_t length; /* bytes, nonzero */
+	uint32_t flags;  /* NBD_STATE_* */
+};
+
+/*
+ * Most descriptors in one NBD_REPLY_TYPE_BLOCK_STATUS chunk (the spec
+ * asks for at most 2^20): a longer answer is cut, and the client asks
+ * again from where it ends.
+ */
+#define NBD_REQUEST_MAX_EXTENTS 16384u
 
 /* Longest message of an NBD_REPLY_TYPE_ERROR chunk that the server sends. */
 #define NBD_REQUEST_MSG_MAX 160u
@@ -82,5 +97,12 @@ size_t nbd_request_encode_read_chunk(void *buf, uint64_t cookie, uint64_t offset
  * bytes.
  */
 size_t nbd_request_encode_error_chunk(void *buf, uint32_t error, uint64_t cookie, size_t msglen);
+/*
+ * A final NBD_REPLY_TYPE_BLOCK_STATUS chunk of context id with n
+ * descriptors (1 <= n <= NBD_REQUEST_MAX_EXTENTS) that follow: 24 bytes.
+ */
+size_t nbd_request_encode_block_status_chunk(void *buf, uint64_t cookie, uint32_t id, uint32_t n);
+/* The n descriptors of that chunk: NBD_EXTENT_SIZE * n bytes into buf. */
+size_t nbd_request_encode_extents(void *buf, const struct nbd_extent *e, uint32_t n);
 
 #endif

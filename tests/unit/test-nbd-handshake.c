@@ -57,10 +57,10 @@ struct srv {
 static char long_name[NBD_MAX_STRING + 2];
 
 static const struct nbd_export_info exports[] = {
-	{"r0", "volume r0", 64 * MiB, R0_FLAGS, 512, 4096, 32 * MiB, false},
-	{"ro", NULL, MiB, NBD_FLAG_READ_ONLY, 0, 0, 0, false},
-	{"bs", "needs block sizes", 8 * MiB, NBD_FLAG_SEND_FLUSH, 4096, 4096, MiB, true},
-	{"bad", NULL, MiB, 0, 3, 4096, MiB, false}, /* min_block 3 */
+	{"r0", "volume r0", 64 * MiB, R0_FLAGS, 512, 4096, 32 * MiB, false, true},
+	{"ro", NULL, MiB, NBD_FLAG_READ_ONLY, 0, 0, 0, false, false},
+	{"bs", "needs block sizes", 8 * MiB, NBD_FLAG_SEND_FLUSH, 4096, 4096, MiB, true, false},
+	{"bad", NULL, MiB, 0, 3, 4096, MiB, false, false}, /* min_block 3 */
 };
 
 /* "" is r0; "sec", "pol" and "down" are refused. */
@@ -737,8 +737,6 @@ static void test_unsupported_options(void **state)
 		const char *msg;
 	} unsup[] = {
 		{NBD_OPT_STARTTLS, "TLS"},
-		{NBD_OPT_LIST_META_CONTEXT, "meta contexts"},
-		{NBD_OPT_SET_META_CONTEXT, "meta contexts"},
 		{NBD_OPT_PEEK_EXPORT, "option 4"},
 		{NBD_OPT_EXTENDED_HEADERS, "option 11"},
 		{0, "option 0"},
@@ -806,6 +804,200 @@ static void test_structured_export_name(void **state)
 			 NBD_FLAG_READ_ONLY | NBD_FLAG_SEND_DF | NBD_FLAG_HAS_FLAGS);
 	assert_int_equal(srv_wait(s), 0);
 	assert_true(s->res.limits.structured);
+}
+
+/* ---------------------------------------------------------------- meta contexts */
+
+/* LIST/SET_META_CONTEXT data for name and the queries q[0..n). */
+static uint32_t meta_data(uint8_t *buf, const char *name, const char *const *q, uint32_t n)
+{
+	uint32_t len = (uint32_t)strlen(name), pos, i;
+
+	nbd_proto_put32(buf, len);
+	memcpy(buf + 4, name, len);
+	nbd_proto_put32(buf + 4 + len, n);
+	pos = 8 + len;
+	for (i = 0; i < n; i++) {
+		uint32_t ql = (uint32_t)strlen(q[i]);
+
+		nbd_proto_put32(buf + pos, ql);
+		memcpy(buf + pos + 4, q[i], ql);
+		pos += 4 + ql;
+	}
+	return pos;
+}
+
+static void c_meta(struct srv *s, uint32_t opt, const char *name, const char *const *q,
+		   uint32_t n)
+{
+	uint8_t data[512];
+
+	c_opt(s, opt, data, meta_data(data, name, q, n));
+}
+
+/* An NBD_REP_META_CONTEXT for base:allocation with this id. */
+static void c_expect_alloc(struct srv *s, uint32_t opt, uint32_t id)
+{
+	uint32_t len = c_expect(s, opt, NBD_REP_META_CONTEXT);
+
+	assert_int_equal(len, 4 + strlen("base:allocation"));
+	assert_int_equal(nbd_proto_get32(s->buf), id);
+	assert_memory_equal(s->buf + 4, "base:allocation", len - 4);
+}
+
+static void c_structured(struct srv *s)
+{
+	c_opt(s, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	c_expect(s, NBD_OPT_STRUCTURED_REPLY, NBD_REP_ACK);
+}
+
+static void c_go_r0(struct srv *s, const char *name)
+{
+	c_info_go(s, NBD_OPT_GO, name, NULL, 0);
+	c_expect_export(s, NBD_OPT_GO, 64 * MiB, R0_FLAGS | NBD_FLAG_SEND_DF);
+	c_expect_block_size(s, NBD_OPT_GO, 512, 4096, 32 * MiB);
+	c_expect(s, NBD_OPT_GO, NBD_REP_ACK);
+	assert_int_equal(srv_wait(s), 0);
+}
+
+static void test_meta_context(void **state)
+{
+	static const char *const wild[] = {"base:"};
+	static const char *const alloc[] = {"qemu:dirty-bitmap:b", "base:allocation", "x-a:b"};
+	struct srv *s = *state;
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	c_structured(s);
+	/* listing: everything (no query), the base: wildcard, the name */
+	c_meta(s, NBD_OPT_LIST_META_CONTEXT, "r0", NULL, 0);
+	c_expect_alloc(s, NBD_OPT_LIST_META_CONTEXT, 0);
+	c_expect(s, NBD_OPT_LIST_META_CONTEXT, NBD_REP_ACK);
+	c_meta(s, NBD_OPT_LIST_META_CONTEXT, "r0", wild, 1);
+	c_expect_alloc(s, NBD_OPT_LIST_META_CONTEXT, 0);
+	c_expect(s, NBD_OPT_LIST_META_CONTEXT, NBD_REP_ACK);
+	c_meta(s, NBD_OPT_LIST_META_CONTEXT, "r0", alloc, 3);
+	c_expect_alloc(s, NBD_OPT_LIST_META_CONTEXT, 0);
+	c_expect(s, NBD_OPT_LIST_META_CONTEXT, NBD_REP_ACK);
+	/* the wildcard selects nothing; the name does, among unknown ones */
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r0", wild, 1);
+	c_expect(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ACK);
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r0", alloc, 3);
+	c_expect_alloc(s, NBD_OPT_SET_META_CONTEXT, 1);
+	c_expect(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ACK);
+	c_go_r0(s, "r0");
+	assert_int_equal(s->res.limits.meta_alloc, 1);
+	assert_true(s->res.limits.structured);
+}
+
+/* Contexts that are not selected, or not for the export of GO. */
+static void test_meta_context_unselected(void **state)
+{
+	static const char *const unknown[] = {"base:dirty", "qemu:allocation-depth", "base:x:y"};
+	static const char *const alloc[] = {"base:allocation"};
+	struct srv *s = *state;
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	c_structured(s);
+	c_meta(s, NBD_OPT_LIST_META_CONTEXT, "r0", unknown, 3);
+	c_expect(s, NBD_OPT_LIST_META_CONTEXT, NBD_REP_ACK);
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r0", unknown, 3);
+	c_expect(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ACK);
+	/* an export without block status offers nothing */
+	c_meta(s, NBD_OPT_LIST_META_CONTEXT, "ro", NULL, 0);
+	c_expect(s, NBD_OPT_LIST_META_CONTEXT, NBD_REP_ACK);
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "ro", alloc, 1);
+	c_expect(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ACK);
+	/* an unknown export is an error */
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r9", alloc, 1);
+	c_expect_err(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ERR_UNKNOWN, "no export named");
+	/* selected for r0, then GO to "" (the same export by another name) */
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r0", alloc, 1);
+	c_expect_alloc(s, NBD_OPT_SET_META_CONTEXT, 1);
+	c_expect(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ACK);
+	c_go_r0(s, "");
+	assert_int_equal(s->res.limits.meta_alloc, 0);
+}
+
+/* A later SET replaces the selection, even when it fails. */
+static void test_meta_context_replaced(void **state)
+{
+	static const char *const alloc[] = {"base:allocation"};
+	struct srv *s = *state;
+	uint8_t data[64];
+	uint32_t len;
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	c_structured(s);
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r0", alloc, 1);
+	c_expect_alloc(s, NBD_OPT_SET_META_CONTEXT, 1);
+	c_expect(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ACK);
+	len = meta_data(data, "r0", alloc, 1);
+	c_opt(s, NBD_OPT_SET_META_CONTEXT, data, len - 1); /* the query is cut */
+	c_expect_err(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ERR_INVALID, "runs past");
+	c_go_r0(s, "r0");
+	assert_int_equal(s->res.limits.meta_alloc, 0);
+}
+
+static void test_meta_context_no_structured(void **state)
+{
+	static const char *const alloc[] = {"base:allocation"};
+	struct srv *s = *state;
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	c_meta(s, NBD_OPT_LIST_META_CONTEXT, "r0", NULL, 0);
+	c_expect_err(s, NBD_OPT_LIST_META_CONTEXT, NBD_REP_ERR_INVALID, "structured replies");
+	c_meta(s, NBD_OPT_SET_META_CONTEXT, "r0", alloc, 1);
+	c_expect_err(s, NBD_OPT_SET_META_CONTEXT, NBD_REP_ERR_INVALID, "structured replies");
+	c_info_go(s, NBD_OPT_GO, "r0", NULL, 0);
+	c_expect_export(s, NBD_OPT_GO, 64 * MiB, R0_FLAGS);
+	c_expect_block_size(s, NBD_OPT_GO, 512, 4096, 32 * MiB);
+	c_expect(s, NBD_OPT_GO, NBD_REP_ACK);
+	assert_int_equal(srv_wait(s), 0);
+	assert_int_equal(s->res.limits.meta_alloc, 0);
+}
+
+static void test_meta_context_malformed(void **state)
+{
+	static const struct {
+		uint8_t data[40];
+		uint32_t len;
+		const char *why;
+	} bad[] = {
+		{{0, 0, 0, 2, 'r', '0', 0}, 7, "shorter than 8"},
+		{{0, 0, 0, 9, 'r', '0', 0, 0, 0, 0}, 10, "name length runs past"},
+		{{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, 8, "name length runs past"},
+		{{0, 0, 0, 2, 'r', 0, 0, 0, 0, 0}, 10, "NUL"},
+		/* one query announced, none there; two announced, one there */
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 1}, 10, "query runs past"},
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 2, 0, 0, 0, 5, 'b', 'a', 's', 'e', ':'}, 19,
+		 "query runs past"},
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf0, 'b'}, 15,
+		 "query runs past"},
+		/* a byte too many after the queries */
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 0, 'x'}, 11, "does not match"},
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 1, 0, 0, 0, 4, 'b', 'a', 's', 'e'}, 18,
+		 "namespace"},
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 1, 0, 0, 0, 2, ':', 'a'}, 16, "namespace"},
+		{{0, 0, 0, 2, 'r', '0', 0, 0, 0, 1, 0, 0, 0, 3, 'b', ':', 0}, 17, "NUL"},
+	};
+	struct srv *s = *state;
+	size_t i;
+
+	srv_start(s);
+	c_greet(s, CF_ALL);
+	c_structured(s);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint32_t opt = i % 2 ? NBD_OPT_LIST_META_CONTEXT : NBD_OPT_SET_META_CONTEXT;
+
+		c_opt(s, opt, bad[i].data, bad[i].len);
+		c_expect_err(s, opt, NBD_REP_ERR_INVALID, bad[i].why);
+	}
+	c_go_r0(s, "r0");
+	assert_int_equal(s->res.limits.meta_alloc, 0);
 }
 
 static void test_oversized_option(void **state)
@@ -941,33 +1133,34 @@ static void test_check_export(void **state)
 		struct nbd_export_info e;
 		const char *why; /* NULL: valid */
 	} cases[] = {
-		{{"r0", "d", 64 * MiB, R0_FLAGS, 512, 4096, 32 * MiB, true}, NULL},
-		{{NULL, NULL, 0, 0, 0, 0, 0, false}, NULL},
-		{{NULL, NULL, 100, 0, 1, 512, 0xffffffff, false}, NULL},
-		{{NULL, NULL, 64 * MiB, 0, 65536, 65536, 65536, false}, NULL},
-		{{NULL, NULL, 4096, 0, 4096, 1 << 20, 4096, false}, NULL}, /* max >= size */
+		{{"r0", "d", 64 * MiB, R0_FLAGS, 512, 4096, 32 * MiB, true, false}, NULL},
+		{{NULL, NULL, 0, 0, 0, 0, 0, false, false}, NULL},
+		{{NULL, NULL, 100, 0, 1, 512, 0xffffffff, false, false}, NULL},
+		{{NULL, NULL, 64 * MiB, 0, 65536, 65536, 65536, false, false}, NULL},
+		{{NULL, NULL, 4096, 0, 4096, 1 << 20, 4096, false, false}, NULL}, /* max >= size */
 		{{NULL, NULL, 1ULL << 62, NBD_FLAG_SEND_WRITE_ZEROES | NBD_FLAG_SEND_FAST_ZERO |
 						  NBD_FLAG_ROTATIONAL | NBD_FLAG_READ_ONLY,
-		  0, 0, 0, false},
+		  0, 0, 0, false, false},
 		 NULL},
-		{{long_name, NULL, 0, 0, 0, 0, 0, false}, "name"},
-		{{NULL, long_desc, 0, 0, 0, 0, 0, false}, "description"},
-		{{NULL, NULL, 1ULL << 63, 0, 0, 0, 0, false}, "2^63"},
-		{{NULL, NULL, 0, NBD_FLAG_SEND_DF, 0, 0, 0, false}, "flag"},
-		{{NULL, NULL, 0, NBD_FLAG_SEND_CACHE, 0, 0, 0, false}, "flag"},
-		{{NULL, NULL, 0, 1u << 15, 0, 0, 0, false}, "flag"},
-		{{NULL, NULL, 0, NBD_FLAG_SEND_FAST_ZERO, 0, 0, 0, false}, "FAST_ZERO"},
-		{{NULL, NULL, 0, 0, 0, 0, 0, true}, "required"},
-		{{NULL, NULL, MiB, 0, 0, 4096, MiB, false}, "minimum"},
-		{{NULL, NULL, MiB, 0, 3, 4096, MiB, false}, "minimum"},
-		{{NULL, NULL, MiB, 0, 131072, 131072, MiB, false}, "minimum"},
-		{{NULL, NULL, MiB, 0, 512, 256, MiB, false}, "preferred"},
-		{{NULL, NULL, MiB, 0, 4096, 2048, MiB, false}, "preferred"},
-		{{NULL, NULL, MiB, 0, 512, 4095, MiB, false}, "preferred"},
-		{{NULL, NULL, MiB, 0, 512, 4096, 0, false}, "maximum"},
-		{{NULL, NULL, MiB, 0, 512, 4096, 1000, false}, "maximum"},
-		{{NULL, NULL, MiB, 0, 512, 4096, 2048, false}, "maximum"},
-		{{NULL, NULL, MiB + 1, 0, 512, 4096, MiB, false}, "size"},
+		{{long_name, NULL, 0, 0, 0, 0, 0, false, false}, "name"},
+		{{NULL, long_desc, 0, 0, 0, 0, 0, false, false}, "description"},
+		{{NULL, NULL, 1ULL << 63, 0, 0, 0, 0, false, false}, "2^63"},
+		{{NULL, NULL, 0, NBD_FLAG_SEND_DF, 0, 0, 0, false, false}, "flag"},
+		{{NULL, NULL, 0, NBD_FLAG_SEND_CACHE, 0, 0, 0, false, false}, NULL},
+		{{NULL, NULL, 0, NBD_FLAG_SEND_RESIZE, 0, 0, 0, false, false}, "flag"},
+		{{NULL, NULL, 0, 1u << 15, 0, 0, 0, false, false}, "flag"},
+		{{NULL, NULL, 0, NBD_FLAG_SEND_FAST_ZERO, 0, 0, 0, false, false}, "FAST_ZERO"},
+		{{NULL, NULL, 0, 0, 0, 0, 0, true, false}, "required"},
+		{{NULL, NULL, MiB, 0, 0, 4096, MiB, false, false}, "minimum"},
+		{{NULL, NULL, MiB, 0, 3, 4096, MiB, false, false}, "minimum"},
+		{{NULL, NULL, MiB, 0, 131072, 131072, MiB, false, false}, "minimum"},
+		{{NULL, NULL, MiB, 0, 512, 256, MiB, false, false}, "preferred"},
+		{{NULL, NULL, MiB, 0, 4096, 2048, MiB, false, false}, "preferred"},
+		{{NULL, NULL, MiB, 0, 512, 4095, MiB, false, false}, "preferred"},
+		{{NULL, NULL, MiB, 0, 512, 4096, 0, false, false}, "maximum"},
+		{{NULL, NULL, MiB, 0, 512, 4096, 1000, false, false}, "maximum"},
+		{{NULL, NULL, MiB, 0, 512, 4096, 2048, false, false}, "maximum"},
+		{{NULL, NULL, MiB + 1, 0, 512, 4096, MiB, false, false}, "size"},
 	};
 	size_t i;
 
@@ -1003,6 +1196,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unsupported_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structured_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_structured_export_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meta_context, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meta_context_unselected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meta_context_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meta_context_no_structured, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meta_context_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_gone, setup, teardown),

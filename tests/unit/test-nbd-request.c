@@ -26,7 +26,7 @@
 	 NBD_FLAG_SEND_WRITE_ZEROES | NBD_FLAG_SEND_FAST_ZERO)
 
 /* The exports the table refers to. */
-enum { FULL, PLAIN, RO, SMALLMAX, HUGE, STRUCT };
+enum { FULL, PLAIN, RO, SMALLMAX, HUGE, STRUCT, META };
 static const struct nbd_export_limits limits[] = {
 	/* everything advertised, 512-byte blocks, 32 MiB maximum */
 	[FULL] = {64 * MiB, F_ALL, 512, 32 * MiB},
@@ -42,6 +42,9 @@ static const struct nbd_export_limits limits[] = {
 	[HUGE] = {UINT64_MAX - 1, F_ALL, 1, 0},
 	/* structured replies negotiated: the handshake added SEND_DF */
 	[STRUCT] = {64 * MiB, F_ALL | NBD_FLAG_SEND_DF, 512, 32 * MiB, .structured = true},
+	/* and base:allocation selected, CACHE advertised */
+	[META] = {64 * MiB, F_ALL | NBD_FLAG_SEND_DF | NBD_FLAG_SEND_CACHE, 512, 32 * MiB,
+		  .structured = true, .meta_alloc = 1},
 };
 
 struct req_case {
@@ -86,10 +89,24 @@ static const struct req_case cases[] = {
 	{"read on read-only", RO, NBD_CMD_READ, 0, 0, 512, 0, NULL},
 	{"flush on read-only", RO, NBD_CMD_FLUSH, 0, 0, 0, 0, NULL},
 	{"trim above max (no payload)", SMALLMAX, NBD_CMD_TRIM, 0, 0, 8 * MiB, 0, NULL},
+	{"cache", META, NBD_CMD_CACHE, 0, 4096, 32 * MiB, 0, NULL},
+	{"cache FUA (ignored, allowed)", META, NBD_CMD_CACHE, NBD_CMD_FLAG_FUA, 0, 512, 0, NULL},
+	{"block status", META, NBD_CMD_BLOCK_STATUS, 0, 0, 64 * MiB, 0, NULL},
+	{"block status REQ_ONE", META, NBD_CMD_BLOCK_STATUS, NBD_CMD_FLAG_REQ_ONE, 512, 512, 0,
+	 NULL},
+	{"block status REQ_ONE|FUA", META, NBD_CMD_BLOCK_STATUS,
+	 NBD_CMD_FLAG_REQ_ONE | NBD_CMD_FLAG_FUA, 0, 512, 0, NULL},
+	{"block status above max (no payload)", META, NBD_CMD_BLOCK_STATUS, 0, 0,
+	 32 * MiB + 512, 0, NULL},
 
 	/* unknown or not advertised commands */
-	{"cache", FULL, NBD_CMD_CACHE, 0, 0, 512, NBD_EINVAL, "unknown"},
-	{"block status", FULL, NBD_CMD_BLOCK_STATUS, 0, 0, 512, NBD_EINVAL, "unknown"},
+	{"cache not advertised", FULL, NBD_CMD_CACHE, 0, 0, 512, NBD_EINVAL, "not advertised"},
+	{"block status, no structured replies", FULL, NBD_CMD_BLOCK_STATUS, 0, 0, 512,
+	 NBD_EINVAL, "no metadata context"},
+	{"block status, no context selected", STRUCT, NBD_CMD_BLOCK_STATUS, 0, 0, 512,
+	 NBD_EINVAL, "no metadata context"},
+	{"block status, no context, bad flag", STRUCT, NBD_CMD_BLOCK_STATUS, NBD_CMD_FLAG_DF, 0,
+	 512, NBD_EINVAL, "no metadata context"},
 	{"resize", FULL, NBD_CMD_RESIZE, 0, 0, 0, NBD_EINVAL, "unknown"},
 	{"command 9", FULL, 9, 0, 0, 512, NBD_EINVAL, "unknown"},
 	{"command 0xffff", FULL, 0xffff, 0, 0, 512, NBD_EINVAL, "unknown"},
@@ -120,6 +137,12 @@ static const struct req_case cases[] = {
 	{"DF on trim", STRUCT, NBD_CMD_TRIM, NBD_CMD_FLAG_DF, 0, 512, NBD_EINVAL, "not valid"},
 	{"REQ_ONE on read", FULL, NBD_CMD_READ, NBD_CMD_FLAG_REQ_ONE, 0, 512, NBD_EINVAL,
 	 "not valid"},
+	{"REQ_ONE on cache", META, NBD_CMD_CACHE, NBD_CMD_FLAG_REQ_ONE, 0, 512, NBD_EINVAL,
+	 "not valid"},
+	{"DF on block status", META, NBD_CMD_BLOCK_STATUS, NBD_CMD_FLAG_DF, 0, 512, NBD_EINVAL,
+	 "not valid"},
+	{"NO_HOLE on block status", META, NBD_CMD_BLOCK_STATUS, NBD_CMD_FLAG_NO_HOLE, 0, 512,
+	 NBD_EINVAL, "not valid"},
 	{"PAYLOAD_LEN on write", FULL, NBD_CMD_WRITE, NBD_CMD_FLAG_PAYLOAD_LEN, 0, 512,
 	 NBD_EINVAL, "not valid"},
 	{"unknown flag bit 6", FULL, NBD_CMD_READ, 1u << 6, 0, 512, NBD_EINVAL, "not valid"},
@@ -148,6 +171,8 @@ static const struct req_case cases[] = {
 	{"write 0", FULL, NBD_CMD_WRITE, 0, 0, 0, NBD_EINVAL, "length is 0"},
 	{"trim 0", FULL, NBD_CMD_TRIM, 0, 0, 0, NBD_EINVAL, "length is 0"},
 	{"zeroes 0", FULL, NBD_CMD_WRITE_ZEROES, 0, 0, 0, NBD_EINVAL, "length is 0"},
+	{"cache 0", META, NBD_CMD_CACHE, 0, 0, 0, NBD_EINVAL, "length is 0"},
+	{"block status 0", META, NBD_CMD_BLOCK_STATUS, 0, 0, 0, NBD_EINVAL, "length is 0"},
 	{"write 0 beyond the end", FULL, NBD_CMD_WRITE, 0, UINT64_MAX, 0, NBD_EINVAL,
 	 "length is 0"},
 
@@ -158,6 +183,7 @@ static const struct req_case cases[] = {
 	 "maximum"},
 	{"write 4 GiB - 1, default max", HUGE, NBD_CMD_WRITE, 0, 0, UINT32_MAX, NBD_EINVAL,
 	 "maximum"},
+	{"cache above max", META, NBD_CMD_CACHE, 0, 0, 32 * MiB + 512, NBD_EINVAL, "maximum"},
 	{"read above small max", SMALLMAX, NBD_CMD_READ, 0, 0, MiB + 4096, NBD_EINVAL, "maximum"},
 	{"max wins over range", FULL, NBD_CMD_READ, 0, UINT64_MAX, 64 * MiB, NBD_EINVAL,
 	 "maximum"},
@@ -172,6 +198,12 @@ static const struct req_case cases[] = {
 	{"zeroes past the end", FULL, NBD_CMD_WRITE_ZEROES, 0, 64 * MiB, 512, NBD_ENOSPC,
 	 "beyond"},
 	{"trim past the end", FULL, NBD_CMD_TRIM, 0, 512, 64 * MiB, NBD_EINVAL, "beyond"},
+	{"cache past the end", META, NBD_CMD_CACHE, 0, 64 * MiB - 512, 1024, NBD_EINVAL,
+	 "beyond"},
+	{"block status past the end", META, NBD_CMD_BLOCK_STATUS, 0, 512, 64 * MiB, NBD_EINVAL,
+	 "beyond"},
+	{"block status 4 GiB - 1 past the end", META, NBD_CMD_BLOCK_STATUS, NBD_CMD_FLAG_REQ_ONE,
+	 0, UINT32_MAX, NBD_EINVAL, "beyond"},
 	{"read wrapping 2^64", HUGE, NBD_CMD_READ, 0, UINT64_MAX - 10, 100, NBD_EINVAL, "beyond"},
 	{"write wrapping 2^64", HUGE, NBD_CMD_WRITE, 0, UINT64_MAX, 1, NBD_ENOSPC, "beyond"},
 	{"trim wrapping 2^64", HUGE, NBD_CMD_TRIM, 0, UINT64_MAX - 1, UINT32_MAX, NBD_EINVAL,
@@ -186,6 +218,9 @@ static const struct req_case cases[] = {
 	{"trim unaligned", FULL, NBD_CMD_TRIM, 0, 0, 513, NBD_EINVAL, "multiple"},
 	{"zeroes unaligned to 4 KiB", SMALLMAX, NBD_CMD_WRITE_ZEROES, 0, 512, 4096, NBD_EINVAL,
 	 "multiple"},
+	{"block status unaligned", META, NBD_CMD_BLOCK_STATUS, 0, 100, 512, NBD_EINVAL,
+	 "multiple"},
+	{"cache unaligned", META, NBD_CMD_CACHE, 0, 0, 100, NBD_EINVAL, "multiple"},
 	{"read aligned to 512 not 4 KiB", SMALLMAX, NBD_CMD_READ, 0, 4096, 512, NBD_EINVAL,
 	 "multiple"},
 };
@@ -313,6 +348,32 @@ static void test_chunks(void **state)
 	assert_int_equal(nbd_request_encode_error_chunk(buf, NBD_EINVAL, 7, 5), sizeof(err_want));
 	assert_memory_equal(buf, err_want, sizeof(err_want));
 	assert_int_equal(buf[sizeof(err_want)], 0x5a);
+	/* block status: context id, then the descriptors */
+	{
+		static const uint8_t bs_want[24 + 16] = {
+			0x66, 0x8e, 0x33, 0xef, 0x00, 0x01,
+			0x00, 0x05,             /* NBD_REPLY_TYPE_BLOCK_STATUS */
+			0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09,
+			0x00, 0x00, 0x00, 0x14, /* length: 4 + 2 * 8 */
+			0x00, 0x00, 0x00, 0x01, /* context id */
+			0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 1 MiB data */
+			0xff, 0xff, 0xf0, 0x00, 0x00, 0x00, 0x00, 0x03, /* hole, zero */
+		};
+		static const struct nbd_extent ext[2] = {
+			{MiB, 0},
+			{0xfffff000u, NBD_STATE_HOLE | NBD_STATE_ZERO},
+		};
+		uint8_t bs[sizeof(bs_want) + 1];
+
+		memset(bs, 0x5a, sizeof(bs));
+		assert_int_equal(nbd_request_encode_block_status_chunk(bs, 9, 1, 2), 24);
+		assert_int_equal(nbd_request_encode_extents(bs + 24, ext, 2), 16);
+		assert_memory_equal(bs, bs_want, sizeof(bs_want));
+		assert_int_equal(bs[sizeof(bs_want)], 0x5a);
+		/* the most descriptors of one chunk */
+		nbd_request_encode_block_status_chunk(bs, 0, 1, NBD_REQUEST_MAX_EXTENTS);
+		assert_int_equal(nbd_proto_get32(bs + 16), 4 + 8 * NBD_REQUEST_MAX_EXTENTS);
+	}
 	/* the largest read of one chunk: 32 MiB + 8 bytes of payload */
 	nbd_request_encode_read_chunk(buf, 0, 0, 32 * MiB);
 	assert_int_equal(nbd_proto_get32(buf + 16), 32 * MiB + 8);
