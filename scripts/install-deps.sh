@@ -10,7 +10,7 @@ BUILD_PKGS="build-essential autoconf automake libtool pkg-config
 	libcfg-dev libcorosync-common-dev pacemaker-dev libxml2-dev libssl-dev openssl
 	liburing-dev libcmocka-dev libjson-c-dev clang libclang-rt-14-dev"
 TEST_PKGS="corosync pacemaker pacemaker-cli-utils resource-agents
-	libnbd-bin python3-libnbd nbdkit fio drbd-utils iproute2 fuse3
+	libnbd-bin python3-libnbd nbdkit qemu-utils fio drbd-utils iproute2 fuse3
 	e2fsprogs util-linux procps psmisc perl shellcheck
 	crmsh pcs fence-agents python3 libxml2-utils iputils-ping
 	corosync-qnetd corosync-qdevice systemd"

@@ -138,7 +138,8 @@ static int export_info(struct volume *v, struct nbd_export_info *out)
 		     NBD_FLAG_SEND_TRIM | NBD_FLAG_SEND_WRITE_ZEROES |
 		     /* a FLUSH syncs the whole backing device: every completed write of
 		      * every connection is durable after it */
-		     NBD_FLAG_CAN_MULTI_CONN;
+		     NBD_FLAG_CAN_MULTI_CONN | NBD_FLAG_SEND_CACHE | NBD_FLAG_SEND_FAST_ZERO;
+	out->base_allocation = true; /* block status from the backing file's holes */
 	out->min_block = 1;
 	out->pref_block = 4096;
 	out->max_block = NBD_REQUEST_MAX_PAYLOAD;

@@ -423,9 +423,11 @@ int volume_flush(struct volume *v)
 
 /* TRIM and WRITE_ZEROES map to fallocate; zeroing falls back to writes.
  * Large ranges (up to 4 GiB) go in pieces the activity log can hold. */
-static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
+static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim,
+		      bool fast);
 
-int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim)
+static int trim_pieces(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim,
+		       bool fast)
 {
 	const uint32_t piece = 64u << 20; /* 16 extents */
 	int rc = 0;
@@ -433,14 +435,26 @@ int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool ma
 	while (len > 0 && rc == 0) {
 		uint32_t n = len < piece ? len : piece;
 
-		rc = trim_piece(v, off, n, zero, may_trim);
+		rc = trim_piece(v, off, n, zero, may_trim, fast);
 		off += n;
 		len -= n;
 	}
 	return rc;
 }
 
-static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim)
+int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim)
+{
+	return trim_pieces(v, off, len, zero, may_trim, false);
+}
+
+int volume_zero_fast(struct volume *v, uint64_t off, uint32_t len, bool may_trim)
+{
+	return trim_pieces(v, off, len, true, may_trim, true);
+}
+
+/* fast: no fallback to writes; -ENOTSUP if fallocate cannot do it. */
+static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim,
+		      bool fast)
 {
 	struct inflight me = {off, len, NULL};
 	int rc;
@@ -450,6 +464,12 @@ static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, b
 	if (rc < 0) {
 		pthread_mutex_unlock(&v->lock);
 		return rc;
+	}
+	if (fast && !may_trim && bdev_is_blockdev(v->data)) {
+		/* the kernel's ZERO_RANGE on a block device may write zeroes */
+		volume_leave(v);
+		pthread_mutex_unlock(&v->lock);
+		return -ENOTSUP;
 	}
 	claim_range(v, &me);
 	rc = begin_write(v, off, len);
@@ -462,15 +482,99 @@ static int trim_piece(struct volume *v, uint64_t off, uint32_t len, bool zero, b
 	pthread_mutex_unlock(&v->lock);
 
 	rc = io(v, (!zero || may_trim) ? IOENG_PUNCH_HOLE : IOENG_ZERO_RANGE, NULL, off, len);
-	if (rc < 0 && zero)
+	if (fast && (rc == -EOPNOTSUPP || rc == -ENOTSUP || rc == -EINVAL || rc == -ENODEV))
+		rc = -ENOTSUP; /* nothing was changed: no I/O error either */
+	else if (rc < 0 && zero)
 		rc = bdev_zero(v->data, off, len);
 	else if (rc < 0 && !zero)
 		rc = 0; /* a discard is only a hint */
-	if (rc < 0)
+	if (rc < 0 && rc != -ENOTSUP)
 		volume_io_error(v, VOLUME_ERR_DATA, "zeroing", rc);
 
 	pthread_mutex_lock(&v->lock);
 	end_write(v, off, len, &me);
+	volume_leave(v);
+	pthread_mutex_unlock(&v->lock);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- allocation */
+
+/*
+ * The extent at pos (< end) of the backing file: *hole, and where it
+ * ends (*next, at most end). lseek's result does not depend on the file
+ * position that it moves, and nothing else uses that position, so that
+ * threads may share the descriptor.
+ */
+static int seek_extent(struct volume *v, uint64_t pos, uint64_t end, uint64_t *next, bool *hole)
+{
+	int fd = bdev_fd(v->data);
+	off_t d, h;
+
+	*hole = false;
+	*next = end;
+	if (bdev_is_blockdev(v->data))
+		return 0;
+	d = lseek(fd, (off_t)pos, SEEK_DATA);
+	if (d < 0 && errno == ENXIO) { /* no data from pos to the end of the file */
+		*hole = true;
+		return 0;
+	}
+	if (d < 0)
+		return errno == EINVAL || errno == EOPNOTSUPP ? 0 : -errno;
+	if ((uint64_t)d > pos) {
+		*hole = true;
+		*next = (uint64_t)d < end ? (uint64_t)d : end;
+		return 0;
+	}
+	h = lseek(fd, (off_t)pos, SEEK_HOLE);
+	if (h < 0)
+		return -errno;
+	if ((uint64_t)h > pos && (uint64_t)h < end)
+		*next = (uint64_t)h;
+	return 0;
+}
+
+int volume_extents(struct volume *v, uint64_t off, uint64_t len,
+		   int (*emit)(void *arg, uint64_t len, bool hole), void *arg)
+{
+	uint64_t size = v->size_sect * 512, end, next;
+	bool hole;
+	int rc;
+
+	if (off >= size || len == 0)
+		return -EINVAL;
+	end = len < size - off ? off + len : size;
+	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	pthread_mutex_unlock(&v->lock);
+	if (rc < 0)
+		return rc;
+	for (; off < end; off = next) {
+		rc = seek_extent(v, off, end, &next, &hole);
+		if (rc < 0 || emit(arg, next - off, hole))
+			break;
+	}
+	pthread_mutex_lock(&v->lock);
+	volume_leave(v);
+	pthread_mutex_unlock(&v->lock);
+	return rc < 0 ? rc : 0;
+}
+
+int volume_cache(struct volume *v, uint64_t off, uint32_t len)
+{
+	uint64_t size = v->size_sect * 512;
+	int rc;
+
+	if (off > size || len > size - off)
+		return -EINVAL;
+	pthread_mutex_lock(&v->lock);
+	rc = enter(v);
+	pthread_mutex_unlock(&v->lock);
+	if (rc < 0)
+		return rc;
+	rc = -posix_fadvise(bdev_fd(v->data), (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+	pthread_mutex_lock(&v->lock);
 	volume_leave(v);
 	pthread_mutex_unlock(&v->lock);
 	return rc;

@@ -99,6 +99,26 @@ int volume_submit(struct volume *v, enum ioeng_op op, void *buf, uint64_t off, u
 int volume_flush(struct volume *v);
 int volume_trim(struct volume *v, uint64_t off, uint32_t len, bool zero, bool may_trim);
 /*
+ * Zero [off, off+len) only if it costs less than writing zeroes: with
+ * fallocate (a hole if may_trim, else ZERO_RANGE), never falling back to
+ * writes. -ENOTSUP, the data untouched, when the backing device cannot.
+ */
+int volume_zero_fast(struct volume *v, uint64_t off, uint32_t len, bool may_trim);
+/*
+ * The allocation of [off, off+len) of the data as consecutive extents
+ * from off, from the holes of the backing file (SEEK_DATA/SEEK_HOLE; a
+ * hole reads as zeroes): emit(arg, len, hole) once per extent, in order,
+ * until it returns nonzero. Never past off+len nor the exported size, so
+ * that the metadata at the end of the device is never described. A block
+ * device, or a file system that cannot tell, is all data. 0 or a
+ * negative errno (-EIO while detached).
+ */
+int volume_extents(struct volume *v, uint64_t off, uint64_t len,
+		   int (*emit)(void *arg, uint64_t len, bool hole), void *arg);
+/* Read [off, off+len) ahead into the page cache (posix_fadvise WILLNEED);
+ * 0 once it is started, or a negative errno. */
+int volume_cache(struct volume *v, uint64_t off, uint32_t len);
+/*
  * Metadata writes, never under v->lock (HACKING.md): with the lock held,
  * volume_sync_sb() and volume_writeback_bitmap_locked() say that the
  * superblock / the dirty bitmap pages must go to disk; volume_unlock()
