@@ -3,6 +3,8 @@
 # Idempotent and non-interactive: packages already present are skipped, and
 # service start-up by package scripts is suppressed while installing (the
 # tests start corosync and pacemakerd themselves, in namespaces).
+# With --perf it also installs what the benchmarks in tests/perf need
+# (not run by CI; tests/perf/README).
 set -eu
 
 BUILD_PKGS="build-essential autoconf automake libtool pkg-config
@@ -14,6 +16,10 @@ TEST_PKGS="corosync pacemaker pacemaker-cli-utils resource-agents
 	e2fsprogs util-linux procps psmisc perl shellcheck
 	crmsh pcs fence-agents python3 libxml2-utils iputils-ping
 	corosync-qnetd corosync-qdevice systemd"
+# tests/perf: jq, strace, perf, valgrind, /usr/bin/time; qemu-storage-daemon
+# for repl-bench's quorum anchor; gnuplot for its chart
+PERF_PKGS="jq strace linux-perf valgrind time qemu-system-common gnuplot-nox"
+[ "${1:-}" = --perf ] || PERF_PKGS=
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps.sh: must run as root (it calls apt-get)" >&2
@@ -21,7 +27,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 missing=""
-for p in $BUILD_PKGS $TEST_PKGS; do
+for p in $BUILD_PKGS $TEST_PKGS $PERF_PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
