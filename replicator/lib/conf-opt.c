@@ -95,6 +95,12 @@ const struct conf_opt conf_opts[] = {
 	    "Time to wait for the second socket of a new connection; 0 = ping-timeout."),
 	NUM("ko-count", N, CONF_U_NONE, "7", 0, 200,
 	    "Number of late answers after which the peer is dropped; 0 never drops it."),
+	NUM("ack-poll-usec", N, CONF_U_NONE, "0", 0, 1000,
+	    "Microseconds the thread that waits for the peer's acks busy-polls the meta "
+	    "socket before it sleeps, while a write or a flush awaits its ack; the budget "
+	    "halves when spinning does not pay and comes back when it does "
+	    "(doc/perf-ack-poll.md). Saves a thread wake-up per write at the price of CPU time: "
+	    "0 (the default) never spins. Not in DRBD; each node decides for itself."),
 	NUM("max-buffers", N, CONF_U_NONE, "2048", 32, 131072,
 	    "Pages (4 KiB) the receiver may hold for writes in flight; half of it bounds resync "
 	    "requests."),

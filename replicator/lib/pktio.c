@@ -152,6 +152,25 @@ int pktio_wait(struct pktio *io, int timeout_ms)
 	return wait_fd(io, POLLIN, timeout_ms);
 }
 
+int pktio_wait_or(struct pktio *io, int other_fd, int timeout_ms)
+{
+	struct pollfd p[2] = {{io->fd, POLLIN, 0}, {other_fd, POLLIN, 0}};
+	int rc;
+
+	if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
+		return -ECONNABORTED;
+	if (io->in_pos < io->in_end || tls_has(io))
+		return 1;
+	do
+		rc = poll(p, 2, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	if (rc == 0)
+		return 0;
+	return p[0].revents ? 1 : 2;
+}
+
 bool pktio_pending(struct pktio *io)
 {
 	int n = 0;
@@ -179,6 +198,46 @@ static ssize_t rd(struct pktio *io, void *buf, size_t n, short *ev)
 		r = recv(io->fd, buf, n, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : r;
+}
+
+/*
+ * Busy-poll for up to us µs for bytes to read, taking what arrives into the
+ * input buffer: 1 when something can be received (or the stream ended or
+ * failed: the receive says so), 0 when nothing came, -ECONNABORTED after
+ * pktio_shutdown(). Each poll is one non-blocking recv.
+ */
+int pktio_spin(struct pktio *io, unsigned int us)
+{
+	struct timespec ts;
+	int64_t end;
+
+	if (io->in_pos < io->in_end)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (int64_t)us * 1000;
+	for (;;) {
+		ssize_t r;
+		short ev;
+
+		if (__atomic_load_n(&io->shut, __ATOMIC_ACQUIRE))
+			return -ECONNABORTED;
+		r = rd(io, io->in, PKTIO_IBUF, &ev);
+		if (r > 0) {
+			io->in_pos = 0;
+			io->in_end = (size_t)r;
+			return 1;
+		}
+		if (r != -EAGAIN)
+			return 1;
+		if (ev != POLLIN) /* TLS needs to write first: not a wait to spin */
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec >= end)
+			return 0;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
 }
 
 /* One non-blocking write: bytes taken, -EAGAIN (wait for *ev), or a

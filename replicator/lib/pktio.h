@@ -50,8 +50,14 @@ int pktio_send(struct pktio *io, const struct wire_pkt *pkt, int timeout_ms);
  * socket takes: a barrier and the write after it in one. */
 #define PKTIO_MAXV 4
 int pktio_sendv(struct pktio *io, const struct wire_pkt *pkts, int n, int timeout_ms);
+/* Busy-poll up to us µs for something to receive (net { ack-poll-usec }):
+ * 1 when a receive would not wait, 0 when nothing came, -ECONNABORTED. */
+int pktio_spin(struct pktio *io, unsigned int us);
 /* Wait until the socket is readable: 1, 0 on timeout, negative errno. */
 int pktio_wait(struct pktio *io, int timeout_ms);
+/* The same, or until other_fd is readable: 1 the socket, 2 other_fd
+ * (only), 0 on timeout, negative errno. */
+int pktio_wait_or(struct pktio *io, int other_fd, int timeout_ms);
 /* Whether received bytes wait to be read (buffered or in the socket). */
 bool pktio_pending(struct pktio *io);
 

@@ -549,6 +549,7 @@ json_object *resource_status(struct resource *r)
 	json_object_object_add(o, "integrity_failures",
 			       json_object_new_uint64(integrity_failures(r)));
 	peer_status_refusals(r, o);
+	peer_status_ack_poll(r, o);
 	for (i = 0; i < r->n_vols; i++) {
 		struct volume *v = &r->vols[i];
 		json_object *jv = json_object_new_object(), *c = json_object_new_object();

@@ -111,6 +111,10 @@ struct peer {
 
 	/* configuration, read at start */
 	int connect_int_ms, ping_int_ms, ping_timeout_ms, timeout_ms, ko_count, sndbuf;
+	unsigned int ack_poll_us; /* net { ack-poll-usec }: 0 never spins */
+	struct spin *spin; /* the meta thread's ack-poll budget, or NULL (peer's life) */
+	int kick_fd;       /* eventfd: a write wakes the meta thread to spin, or -1 */
+	int meta_asleep;   /* atomic: the meta thread sleeps and wants a kick */
 	int protocol; /* WIRE_PROTO_* */
 	char alg[WIRE_ALG_MAX + 1];
 	char secret[132];
@@ -142,6 +146,8 @@ struct peer {
 	uint64_t next_id;
 	uint32_t barrier_nr;       /* last barrier sent */
 	uint32_t barrier_acked;    /* last barrier acked */
+	uint32_t flush_nr;         /* last barrier sent for a FLUSH */
+	int64_t pe_all;            /* atomic: writes awaiting their ack, all volumes */
 	bool close_pending;        /* a barrier fell due while send_lock was busy */
 	struct epoch *ep;          /* epochs of the writes we send */
 	uint32_t recv_epoch_writes; /* writes received since the last barrier */
@@ -202,6 +208,9 @@ void peer_sync_done(struct resource *r, struct volume *v);
 int peer_session(struct peer *p);
 int repl_receive(struct peer *p);          /* the data stream, until an error */
 int repl_start_meta(struct peer *p);
+/* ack-poll-usec: a write or FLUSH that awaits an ack went out; wake the
+ * meta thread if it sleeps, so that it spins for the ack (repl-meta.c). */
+void repl_kick_meta(struct peer *p);
 void repl_stop_meta(struct peer *p);
 void repl_fail_all(struct peer *p, int rc); /* the link is gone */
 int peer_send(struct peer *p, const struct wire_pkt *pkt);

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "epoch.h"
 #include "log.h"
+#include "spin.h"
 #include "peer/peer-int.h"
 
 int64_t peer_now_ms(void)
@@ -221,6 +223,7 @@ static void load_conf(struct peer *p)
 	p->timeout_ms = (int)conf_res_num(c, cr, CONF_SECT_NET, "timeout") * 100;
 	p->ko_count = (int)conf_res_num(c, cr, CONF_SECT_NET, "ko-count");
 	p->sndbuf = (int)conf_res_num(c, cr, CONF_SECT_NET, "sndbuf-size");
+	p->ack_poll_us = (unsigned int)conf_res_num(c, cr, CONF_SECT_NET, "ack-poll-usec");
 	s = conf_res_text(c, cr, CONF_SECT_NET, "protocol");
 	p->protocol = s && s[0] == 'A' ? WIRE_PROTO_A : s && s[0] == 'B' ? WIRE_PROTO_B
 									   : WIRE_PROTO_C;
@@ -251,6 +254,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 	}
 	p->r = r;
 	p->discard_my_data = discard_my_data;
+	p->kick_fd = -1;
 	load_conf(p);
 	rc = peer_tls_load(p, why, sizeof(why));
 	if (rc < 0) {
@@ -271,6 +275,13 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 	}
 	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		rc = -errno;
+		goto fail;
+	}
+	if (p->ack_poll_us && ((rc = spin_new(p->ack_poll_us, &p->spin)) < 0 ||
+			       (p->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)) {
+		rc = rc < 0 ? rc : -errno;
+		close(p->wake[0]);
+		close(p->wake[1]);
 		goto fail;
 	}
 	p->lfd = peer_listen(p);
@@ -308,6 +319,9 @@ fail:
 	pthread_cond_destroy(&p->fl_cond);
 	ratelimit_free(p->pre_rl);
 	ratelimit_free(p->pre_rl_new);
+	spin_free(p->spin);
+	if (p->kick_fd >= 0)
+		close(p->kick_fd);
 	tls_ctx_free(p->tls);
 	free(p);
 	return rc;
@@ -344,6 +358,9 @@ void peer_stop(struct resource *r)
 	pthread_cond_destroy(&p->cond);
 	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
+	spin_free(p->spin);
+	if (p->kick_fd >= 0)
+		close(p->kick_fd);
 	ratelimit_free(p->pre_rl);
 	ratelimit_free(p->pre_rl_new);
 	tls_ctx_free(p->tls);

@@ -64,6 +64,8 @@ void peer_status(struct resource *r, unsigned int vi, json_object *jv);
  * connection was configured) and "last_refused" (the latest, with its
  * source address) into a resource's status. Main loop. */
 void peer_status_refusals(struct resource *r, json_object *o);
+/* repl-meta.c: "ack_poll" (net { ack-poll-usec }), when it is on. */
+void peer_status_ack_poll(struct resource *r, json_object *o);
 /* The resource would replicate with an unauthenticated peer without the
  * configuration's opt-in (conf_res_unauthenticated): -EACCES with an error
  * naming its file:line and the two fixes; else 0. */

@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "epoch.h"
+#include "spin.h"
 #include "peer/peer-int.h"
 
 /* Find the request with this id in the transfer log (lock held). */
@@ -150,6 +152,108 @@ static const struct {
  */
 #define EPOCH_DUE_MS 1
 
+/* Does a write or a FLUSH await its ack from the peer? */
+static bool awaiting_ack(struct peer *p)
+{
+	bool flush;
+
+	if (__atomic_load_n(&p->pe_all, __ATOMIC_SEQ_CST) > 0)
+		return true;
+	pthread_mutex_lock(&p->lock);
+	flush = (int32_t)(p->barrier_acked - p->flush_nr) < 0;
+	pthread_mutex_unlock(&p->lock);
+	return flush;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * net { ack-poll-usec }: when an ack is due, busy-poll the meta socket for
+ * the spin's budget before sleeping in the receive. The thread that gets
+ * the ack completes the write, so the ack costs no wake-up when it comes
+ * within the budget.
+ */
+/*
+ * Before the receive, with ack-poll on: when an ack is due, spin for it
+ * (for the spin's budget; the receive then sleeps if it did not come);
+ * else sleep until the socket is readable or a write's kick
+ * (repl_kick_meta) says an ack will be due: 2 when kicked, else 0 or 1
+ * (the receive follows). The thread wakes while the write crosses the
+ * link, so its wake-up overlaps the round trip instead of following it.
+ */
+static int ack_wait(struct peer *p, int tmo)
+{
+	uint64_t n, t0;
+	uint32_t us;
+	int rc;
+
+	if (pktio_pending(p->meta))
+		return 1;
+	if (awaiting_ack(p)) {
+		us = spin_budget(p->spin);
+		if (!us)
+			return 0;
+		t0 = now_ns();
+		rc = pktio_spin(p->meta, us);
+		spin_done(p->spin, rc > 0, now_ns() - t0);
+		return rc < 0 ? rc : 1;
+	}
+	__atomic_store_n(&p->meta_asleep, 1, __ATOMIC_SEQ_CST);
+	if (awaiting_ack(p)) { /* a write came between the two looks */
+		__atomic_store_n(&p->meta_asleep, 0, __ATOMIC_SEQ_CST);
+		return 2;
+	}
+	rc = pktio_wait_or(p->meta, p->kick_fd, tmo);
+	__atomic_store_n(&p->meta_asleep, 0, __ATOMIC_SEQ_CST);
+	if (read(p->kick_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_res(LOG_WARNING, p->r->name, "ack-poll: cannot read the kick: %s",
+			strerror(errno));
+	return rc;
+}
+
+void repl_kick_meta(struct peer *p)
+{
+	uint64_t one = 1;
+
+	if (p->kick_fd < 0)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the write's pe before the look */
+	if (__atomic_exchange_n(&p->meta_asleep, 0, __ATOMIC_SEQ_CST) &&
+	    write(p->kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_res(LOG_WARNING, p->r->name, "ack-poll: cannot wake the meta thread: %s",
+			strerror(errno));
+}
+
+void peer_status_ack_poll(struct resource *r, json_object *o)
+{
+	struct peer *p = r->peer;
+	struct spin_stats st;
+	json_object *a;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (!p->spin) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	spin_stats(p->spin, &st);
+	pthread_mutex_unlock(&p->lock);
+	a = json_object_new_object();
+	json_object_object_add(a, "usec", json_object_new_int((int)st.max_us));
+	json_object_object_add(a, "budget_usec", json_object_new_int((int)st.cur_us));
+	json_object_object_add(a, "spins", json_object_new_uint64(st.spins));
+	json_object_object_add(a, "hits", json_object_new_uint64(st.hits));
+	json_object_object_add(a, "spin_ms", json_object_new_uint64(st.spent_us / 1000));
+	json_object_object_add(o, "ack_poll", a);
+}
+
 static void *meta_thread(void *arg)
 {
 	struct peer *p = arg;
@@ -164,6 +268,11 @@ static void *meta_thread(void *arg)
 		bool due_first = due_at && due_at < until;
 		int64_t tmo = (due_first ? due_at : until) - peer_now_ms();
 
+		if (p->spin) {
+			if (ack_wait(p, tmo < 0 ? 0 : (int)tmo) == 2)
+				continue; /* kicked: a write went out, spin for its ack */
+			tmo = (due_first ? due_at : until) - peer_now_ms();
+		}
 		rc = pktio_recv(p->meta, tmo < 0 ? 0 : (int)tmo, &pkt, why, sizeof(why));
 		if (rc == -ETIMEDOUT && due_first) {
 			due_at = 0;
@@ -213,6 +322,7 @@ static void *meta_thread(void *arg)
 
 int repl_start_meta(struct peer *p)
 {
+
 	p->fl_head = p->fl_n = p->fl_urgent = 0;
 	p->fl_stop = p->fl_busy = false;
 	if (pthread_create(&p->fl_thread, NULL, flusher_thread, p) != 0)

@@ -130,7 +130,8 @@ int peer_session(struct peer *p)
 	p->pv = pv;
 	pthread_mutex_unlock(&p->lock);
 	p->session_err = 0;
-	p->barrier_nr = p->barrier_acked = 0;
+	p->barrier_nr = p->barrier_acked = p->flush_nr = 0;
+	__atomic_store_n(&p->pe_all, 0, __ATOMIC_RELAXED);
 	p->recv_epoch_writes = 0;
 	integrity_fault_load(p);
 	if (!p->ep && epoch_new((uint32_t)conf_res_num(tandemd_conf(r->d), resource_cr(r), CONF_SECT_NET,

@@ -132,6 +132,7 @@ static void pe_add(struct peer *p, uint32_t vnr, int64_t n)
 
 	if (pv)
 		__atomic_add_fetch(&pv->v->c.pe, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&p->pe_all, n, __ATOMIC_RELAXED);
 }
 
 static void tl_add(struct peer *p, struct peer_req *q)
@@ -392,6 +393,8 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
 		return 1;
 	}
 	__atomic_add_fetch(&v->c.ns, len / 1024, __ATOMIC_RELAXED);
+	if (p->protocol != WIRE_PROTO_A)
+		repl_kick_meta(p); /* its ack is due: ack-poll-usec */
 	if (p->protocol == WIRE_PROTO_A) { /* done once handed to the socket */
 		pthread_mutex_lock(&p->lock);
 		repl_leg_done_locked(p, q);
@@ -421,10 +424,14 @@ int peer_flush_start(struct resource *r, uint32_t *nr)
 	pthread_mutex_lock(&p->lock);
 	while ((rc = epoch_flush(p->ep, nr)) == -EBUSY && p->live && !p->session_err)
 		pthread_cond_wait(&p->cond, &p->lock);
+	if (rc == 0)
+		p->flush_nr = *nr; /* the meta thread expects its ack */
 	pthread_mutex_unlock(&p->lock);
 	if (rc == 0)
 		rc = send_barrier_locked(p, *nr, true);
 	send_unlock(p);
+	if (rc == 0)
+		repl_kick_meta(p); /* its ack is due: ack-poll-usec */
 	if (rc < 0) {
 		*nr = 0;
 		peer_fail(p, rc);
