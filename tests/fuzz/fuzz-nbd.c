@@ -9,6 +9,9 @@
  *    return (never time out: the input always ends), with a result that
  *    is consistent, and everything it sent must parse as a greeting,
  *    option replies and at most one final NBD_OPT_EXPORT_NAME answer.
+ *    "r0" has base:allocation, so that meta context options (LIST, SET)
+ *    reach every branch; the selection may count only for the export it
+ *    named, with structured replies.
  * 2. Transmission: every 28-byte window of the input is decoded and
  *    validated against a few exports; an accepted request must really
  *    be within the export's rules, and decode/encode must round-trip.
@@ -53,20 +56,23 @@ static int fuzz_find(void *ctx, const char *name, struct nbd_export_info *out, c
 		*out = (struct nbd_export_info){
 			"r0", "volume 0", 64 * MiB,
 			NBD_FLAG_SEND_FLUSH | NBD_FLAG_SEND_FUA | NBD_FLAG_SEND_TRIM |
-				NBD_FLAG_SEND_WRITE_ZEROES | NBD_FLAG_CAN_MULTI_CONN,
-			512, 4096, 32 * MiB, false};
+				NBD_FLAG_SEND_WRITE_ZEROES | NBD_FLAG_CAN_MULTI_CONN |
+				NBD_FLAG_SEND_CACHE | NBD_FLAG_SEND_FAST_ZERO,
+			512, 4096, 32 * MiB, false, true};
 		return 0;
 	}
 	if (strcmp(name, "ro") == 0) {
-		*out = (struct nbd_export_info){NULL, NULL, 12345, NBD_FLAG_READ_ONLY, 0, 0, 0, false};
+		*out = (struct nbd_export_info){NULL, NULL, 12345, NBD_FLAG_READ_ONLY, 0, 0, 0, false,
+						false};
 		return 0;
 	}
 	if (strcmp(name, "bs") == 0) {
-		*out = (struct nbd_export_info){"bs", NULL, MiB, 0, 4096, 4096, MiB, true};
+		*out = (struct nbd_export_info){"bs", NULL, MiB, 0, 4096, 4096, MiB, true, false};
 		return 0;
 	}
 	if (strcmp(name, "bad") == 0) {
-		*out = (struct nbd_export_info){"bad", NULL, MiB, NBD_FLAG_SEND_DF, 0, 0, 0, false};
+		*out = (struct nbd_export_info){"bad", NULL, MiB, NBD_FLAG_SEND_DF, 0, 0, 0, false,
+						true};
 		return 0;
 	}
 	if (strcmp(name, "sec") == 0) {
@@ -157,7 +163,7 @@ static void *client_main(void *arg)
 
 static bool known_rep(uint32_t type)
 {
-	return strcmp(nbd_proto_rep_name(type), "unknown") != 0 && type != NBD_REP_META_CONTEXT;
+	return strcmp(nbd_proto_rep_name(type), "unknown") != 0;
 }
 
 /* The server's output: greeting, option replies, maybe the EXPORT_NAME answer. */
@@ -185,6 +191,11 @@ static void check_output(const struct client *c, int rc, const struct nbd_handsh
 			fail("ACK with data", rc, res->err);
 		if (type == NBD_REP_INFO && (len < 2 || len - 2 > NBD_MAX_STRING))
 			fail("bad NBD_REP_INFO length", rc, res->err);
+		/* the one context: id 0 (LIST) or 1 (SET), its name */
+		if (type == NBD_REP_META_CONTEXT &&
+		    (len != 4 + strlen(NBD_META_BASE_ALLOCATION) || nbd_proto_get32(p + 20) > 1 ||
+		     memcmp(p + 24, NBD_META_BASE_ALLOCATION, len - 4) != 0))
+			fail("bad NBD_REP_META_CONTEXT", rc, res->err);
 		if ((type & NBD_REP_FLAG_ERROR) && (len == 0 || len >= 256))
 			fail("error reply without a message, or a long one", rc, res->err);
 		p += NBD_REP_HDR_SIZE + len;
@@ -220,6 +231,11 @@ static void check_result(int rc, const struct nbd_handshake_result *res)
 		if (nbd_handshake_check_export(&e, &why) < 0 ||
 		    !(res->limits.eflags & NBD_FLAG_HAS_FLAGS) || res->limits.size != res->info.size)
 			fail("success with a bad export", rc, why);
+		if (res->limits.meta_alloc &&
+		    (res->limits.meta_alloc != 1 || !res->limits.structured ||
+		     !res->info.base_allocation))
+			fail("a meta context without structured replies or for another export", rc,
+			     NULL);
 		return;
 	}
 	switch (rc) {
@@ -272,10 +288,11 @@ static void fuzz_handshake(const uint8_t *data, size_t size)
 /* ---------------------------------------------------------------- requests */
 
 static const struct nbd_export_limits limits[] = {
-	{64 * MiB, 0x9ed, 512, 32 * MiB, false},
-	{12345, NBD_FLAG_HAS_FLAGS | NBD_FLAG_READ_ONLY, 0, 0, false},
-	{UINT64_MAX, 0xfff, 1, 0, true},
-	{0, 0xfff, 4096, 4096, true},
+	{64 * MiB, 0x9ed, 512, 32 * MiB, false, 0},
+	{12345, NBD_FLAG_HAS_FLAGS | NBD_FLAG_READ_ONLY, 0, 0, false, 0},
+	{UINT64_MAX, 0xfff, 1, 0, true, 1},
+	{0, 0xfff, 4096, 4096, true, 0},
+	{64 * MiB, 0xfff, 512, 32 * MiB, false, 1}, /* a context without structured replies */
 };
 
 static void check_accepted(const struct nbd_request *r, const struct nbd_export_limits *l)
@@ -287,23 +304,33 @@ static void check_accepted(const struct nbd_request *r, const struct nbd_export_
 			fail("accepted FLUSH/DISC with a range", r->type, NULL);
 		return;
 	}
-	if (r->type != NBD_CMD_READ && r->type != NBD_CMD_WRITE && r->type != NBD_CMD_TRIM &&
+	bool reads = r->type == NBD_CMD_READ || r->type == NBD_CMD_CACHE ||
+		     r->type == NBD_CMD_BLOCK_STATUS;
+
+	if (!reads && r->type != NBD_CMD_WRITE && r->type != NBD_CMD_TRIM &&
 	    r->type != NBD_CMD_WRITE_ZEROES)
 		fail("accepted an unsupported command", r->type, NULL);
-	if (r->type != NBD_CMD_READ && (l->eflags & NBD_FLAG_READ_ONLY))
+	if (r->type == NBD_CMD_CACHE && !(l->eflags & NBD_FLAG_SEND_CACHE))
+		fail("accepted CACHE without SEND_CACHE", r->type, NULL);
+	if (r->type == NBD_CMD_BLOCK_STATUS && (!l->structured || !l->meta_alloc))
+		fail("accepted BLOCK_STATUS without a context and structured replies", r->type,
+		     NULL);
+	if (!reads && (l->eflags & NBD_FLAG_READ_ONLY))
 		fail("accepted a write on a read-only export", r->type, NULL);
 	if (r->length == 0 || r->offset > l->size || r->length > l->size - r->offset)
 		fail("accepted a bad range", r->type, NULL);
 	if (r->offset % min || r->length % min)
 		fail("accepted an unaligned request", r->type, NULL);
-	if ((r->type == NBD_CMD_READ || r->type == NBD_CMD_WRITE) &&
+	if ((r->type == NBD_CMD_READ || r->type == NBD_CMD_WRITE || r->type == NBD_CMD_CACHE) &&
 	    r->length > (l->max_block ? l->max_block : NBD_REQUEST_MAX_PAYLOAD))
 		fail("accepted a request above the maximum", r->type, NULL);
 	if ((r->flags & NBD_CMD_FLAG_FUA) && !(l->eflags & NBD_FLAG_SEND_FUA))
 		fail("accepted FUA without SEND_FUA", r->type, NULL);
 	if (r->flags & ~(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO |
-			 NBD_CMD_FLAG_DF))
+			 NBD_CMD_FLAG_DF | NBD_CMD_FLAG_REQ_ONE))
 		fail("accepted an unsupported flag", r->flags, NULL);
+	if ((r->flags & NBD_CMD_FLAG_REQ_ONE) && r->type != NBD_CMD_BLOCK_STATUS)
+		fail("accepted REQ_ONE on another command", r->flags, NULL);
 	if ((r->flags & NBD_CMD_FLAG_DF) &&
 	    (r->type != NBD_CMD_READ || !(l->eflags & NBD_FLAG_SEND_DF)))
 		fail("accepted DF on another command or without SEND_DF", r->flags, NULL);
