@@ -112,7 +112,9 @@ struct peer {
 	/* configuration, read at start */
 	int connect_int_ms, ping_int_ms, ping_timeout_ms, timeout_ms, ko_count, sndbuf;
 	unsigned int ack_poll_us; /* net { ack-poll-usec }: 0 never spins */
-	struct spin *spin; /* the meta thread's ack-poll budget, or NULL (peer's life) */
+	/* the meta thread's ack-poll budgets for write acks and for FLUSH
+	 * barrier acks, or NULL; for the peer's life (set before its thread) */
+	struct spin *spin, *spin_fl;
 	int kick_fd;       /* eventfd: a write wakes the meta thread to spin, or -1 */
 	int meta_asleep;   /* atomic: the meta thread sleeps and wants a kick */
 	int protocol; /* WIRE_PROTO_* */

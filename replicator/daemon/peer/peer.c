@@ -278,6 +278,7 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 		goto fail;
 	}
 	if (p->ack_poll_us && ((rc = spin_new(p->ack_poll_us, &p->spin)) < 0 ||
+			       (rc = spin_new(p->ack_poll_us, &p->spin_fl)) < 0 ||
 			       (p->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)) {
 		rc = rc < 0 ? rc : -errno;
 		close(p->wake[0]);
@@ -320,6 +321,7 @@ fail:
 	ratelimit_free(p->pre_rl);
 	ratelimit_free(p->pre_rl_new);
 	spin_free(p->spin);
+	spin_free(p->spin_fl);
 	if (p->kick_fd >= 0)
 		close(p->kick_fd);
 	tls_ctx_free(p->tls);
@@ -359,6 +361,7 @@ void peer_stop(struct resource *r)
 	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
 	spin_free(p->spin);
+	spin_free(p->spin_fl);
 	if (p->kick_fd >= 0)
 		close(p->kick_fd);
 	ratelimit_free(p->pre_rl);

@@ -152,17 +152,22 @@ static const struct {
  */
 #define EPOCH_DUE_MS 1
 
-/* Does a write or a FLUSH await its ack from the peer? */
-static bool awaiting_ack(struct peer *p)
+/*
+ * What ack is due from the peer: the spin that waits for it, or NULL. A
+ * write's ack comes one round trip after it; a FLUSH's P_BARRIER_ACK only
+ * once the peer's disk has flushed, often much later: each kind has its
+ * own budget, so that slow flushes do not stop the spins for the writes.
+ */
+static struct spin *awaiting_ack(struct peer *p)
 {
 	bool flush;
 
 	if (__atomic_load_n(&p->pe_all, __ATOMIC_SEQ_CST) > 0)
-		return true;
+		return p->spin;
 	pthread_mutex_lock(&p->lock);
 	flush = (int32_t)(p->barrier_acked - p->flush_nr) < 0;
 	pthread_mutex_unlock(&p->lock);
-	return flush;
+	return flush ? p->spin_fl : NULL;
 }
 
 static uint64_t now_ns(void)
@@ -189,19 +194,20 @@ static uint64_t now_ns(void)
  */
 static int ack_wait(struct peer *p, int tmo)
 {
+	struct spin *s;
 	uint64_t n, t0;
 	uint32_t us;
 	int rc;
 
 	if (pktio_pending(p->meta))
 		return 1;
-	if (awaiting_ack(p)) {
-		us = spin_budget(p->spin);
+	if ((s = awaiting_ack(p))) {
+		us = spin_budget(s);
 		if (!us)
 			return 0;
 		t0 = now_ns();
 		rc = pktio_spin(p->meta, us);
-		spin_done(p->spin, rc > 0, now_ns() - t0);
+		spin_done(s, rc > 0, now_ns() - t0);
 		return rc < 0 ? rc : 1;
 	}
 	__atomic_store_n(&p->meta_asleep, 1, __ATOMIC_SEQ_CST);
@@ -233,24 +239,23 @@ void repl_kick_meta(struct peer *p)
 void peer_status_ack_poll(struct resource *r, json_object *o)
 {
 	struct peer *p = r->peer;
-	struct spin_stats st;
+	struct spin_stats w, f;
 	json_object *a;
 
-	if (!p)
+	if (!p || !p->spin)
 		return;
-	pthread_mutex_lock(&p->lock);
-	if (!p->spin) {
-		pthread_mutex_unlock(&p->lock);
-		return;
-	}
-	spin_stats(p->spin, &st);
-	pthread_mutex_unlock(&p->lock);
+	spin_stats(p->spin, &w);
+	spin_stats(p->spin_fl, &f);
 	a = json_object_new_object();
-	json_object_object_add(a, "usec", json_object_new_int((int)st.max_us));
-	json_object_object_add(a, "budget_usec", json_object_new_int((int)st.cur_us));
-	json_object_object_add(a, "spins", json_object_new_uint64(st.spins));
-	json_object_object_add(a, "hits", json_object_new_uint64(st.hits));
-	json_object_object_add(a, "spin_ms", json_object_new_uint64(st.spent_us / 1000));
+	json_object_object_add(a, "usec", json_object_new_int((int)w.max_us));
+	json_object_object_add(a, "budget_usec", json_object_new_int((int)w.cur_us));
+	json_object_object_add(a, "flush_budget_usec", json_object_new_int((int)f.cur_us));
+	json_object_object_add(a, "spins", json_object_new_uint64(w.spins + f.spins));
+	json_object_object_add(a, "hits", json_object_new_uint64(w.hits + f.hits));
+	json_object_object_add(a, "flush_spins", json_object_new_uint64(f.spins));
+	json_object_object_add(a, "flush_hits", json_object_new_uint64(f.hits));
+	json_object_object_add(a, "spin_ms",
+			       json_object_new_uint64((w.spent_us + f.spent_us) / 1000));
 	json_object_object_add(o, "ack_poll", a);
 }
 
