@@ -52,6 +52,17 @@
 #   RAW        file for the raw lines [tests/perf/results/nbd-bench-DATE.txt]
 #
 #   nbd-bench.sh report RAWFILE   render the tables from a raw file again
+#   nbd-bench.sh sparse           copy a sparse export with nbdcopy (below)
+#
+# sparse: a sparse backing file of SPARSE_MB [4096] MiB with 1 MiB of data
+# every 128 MiB, exported by tandemd (StandAlone Primary) and by nbdkit's
+# file plugin on a file with the same data in the same places (the size
+# of tandemd's export). nbdcopy copies each export to null: and to a new
+# sparse file, SPARSE_ROUNDS [3] shuffled rounds, the page cache of both
+# backing files dropped before each run, then once with --no-extents. Per
+# run: seconds, bytes the server read (rchar of /proc/PID/io: its preads;
+# the requests on the socket are a few bytes each), the blocks the copy
+# has allocated. Block status is what lets nbdcopy skip the holes.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -287,6 +298,134 @@ if [ "${1:-}" = pagecache ]; then
 	dd if=/dev/zero of="$d/f" bs=1M count=1024 conv=fsync status=none
 	pagecache_wait "$d/f" 5 >>"$out"
 	cat "$out"
+	exit 0
+fi
+
+# ------------------------------------------------------------------ sparse
+sparse_bench() {
+	: "${SPARSE_MB:=4096}" "${SPARSE_ROUNDS:=3}"
+	: "${RAW:=$here/results/nbd-bench-sparse-$(date -u +%Y%m%d-%H%M%S).txt}"
+	adm=$BUILD_DIR/replicator/tandemadm
+	sp=$(mktemp -d "${SCRATCH:-/var/tmp}/nbd-bench.XXXXXX")
+	sp_tandemd=
+	sp_nbdkit=
+	sp_ctl() { "$adm" -c "$sp/t.conf" --node alice --run-dir "$sp/run" "$@"; }
+	raw() { echo "$*" >>"$RAW"; }
+	sp_cleanup() {
+		[ -z "$sp_tandemd" ] || { sp_ctl down r0 >/dev/null 2>&1; kill "$sp_tandemd"; wait "$sp_tandemd"; }
+		[ -z "$sp_nbdkit" ] || { kill "$sp_nbdkit"; wait "$sp_nbdkit"; }
+		rm -rf "$sp"
+	}
+	trap 'sp_cleanup' EXIT
+	trap 'exit 1' INT TERM
+	mkdir -p "$sp/run" "$(dirname "$RAW")"
+	: >"$RAW"
+	truncate -s "${SPARSE_MB}M" "$sp/t.img"
+	cat >"$sp/t.conf" <<-CONF
+	resource r0 {
+		net { cram-hmac-alg sha256; shared-secret "tandem-test"; }
+		on alice { device minor 0; disk $sp/t.img; meta-disk internal; address 127.0.0.1:7789; }
+		on bob { device minor 0; disk /dev/null; meta-disk internal; address 127.0.0.2:7789; }
+	}
+	CONF
+	sp_ctl create-md --force r0 >/dev/null
+	"$BUILD_DIR/replicator/tandemd" -c "$sp/t.conf" --node alice --run-dir "$sp/run" -f \
+		>"$sp/tandemd.log" 2>&1 &
+	sp_tandemd=$!
+	until [ -S "$sp/run/tandemd.sock" ]; do sleep 0.05; done
+	sp_ctl up r0 >/dev/null
+	sp_ctl primary --force r0 >/dev/null
+	until [ -S "$sp/run/r0.nbd" ]; do sleep 0.05; done
+	size=$(($(sp_ctl status --json r0 | jq '.resources[0].volumes[0].size_sect') * 512))
+	truncate -s "$size" "$sp/k.img"
+	# the same 1 MiB of data every 128 MiB in both, written through tandemd
+	python3 - "$sp/k.img" "$size" <<-'PY' >"$sp/data.bin"
+	import os, sys
+	size = int(sys.argv[2])
+	fd = os.open(sys.argv[1], os.O_WRONLY)
+	for off in range(0, size - (1 << 20) + 1, 128 << 20):
+	    b = os.urandom(1 << 20)
+	    os.pwrite(fd, b, off)
+	    sys.stdout.buffer.write(b)
+	os.close(fd)
+	PY
+	nbdcopy --allocated "$sp/k.img" "nbd+unix:///r0?socket=$sp/run/r0.nbd" 2>/dev/null ||
+		nbdcopy "$sp/k.img" "nbd+unix:///r0?socket=$sp/run/r0.nbd"
+	cmp -n "$size" "$sp/k.img" "$sp/t.img" >/dev/null || { echo "nbd-bench: data differ" >&2; exit 1; }
+	nbdkit -f --exit-with-parent -U "$sp/k.sock" file file="$sp/k.img" >"$sp/nbdkit.log" 2>&1 &
+	sp_nbdkit=$!
+	until [ -S "$sp/k.sock" ]; do sleep 0.05; done
+	raw "# date $(date -u '+%Y-%m-%d %H:%M:%S UTC'); kernel $(uname -r); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+	raw "# $(nbdcopy --version | head -1), $(nbdkit --version), tandemd from $BUILD_DIR ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+	raw "# sparse export of $size bytes, $(du -B1 --apparent-size "$sp/data.bin" | cut -f1) bytes of data (1 MiB every 128 MiB); scratch $(df -T "$sp" | awk 'NR == 2 { print $2 }')"
+	for r in $(seq 0 "$SPARSE_ROUNDS"); do
+		order="tandemd:null tandemd:file nbdkit:null nbdkit:file"
+		[ "$r" -lt "$SPARSE_ROUNDS" ] || order="tandemd:noext nbdkit:noext"
+		for tw in $(printf '%s\n' $order | shuf); do
+			t=${tw%%:*}
+			w=${tw#*:}
+			if [ "$t" = tandemd ]; then
+				uri="nbd+unix:///r0?socket=$sp/run/r0.nbd"; pid=$sp_tandemd
+			else
+				uri="nbd+unix:///?socket=$sp/k.sock"; pid=$sp_nbdkit
+			fi
+			rm -f "$sp/out.img"
+			dst=null:
+			flags=
+			[ "$w" = null ] || [ "$w" = noext ] || dst=$sp/out.img
+			[ "$w" != noext ] || flags=--no-extents
+			sync
+			for f in "$sp/t.img" "$sp/k.img"; do dd if="$f" iflag=nocache count=0 status=none; done
+			rc0=$(awk '/^rchar/ { print $2 }' "/proc/$pid/io")
+			t0=$(date +%s%N)
+			# shellcheck disable=SC2086
+			nbdcopy $flags "$uri" "$dst"
+			t1=$(date +%s%N)
+			rc1=$(awk '/^rchar/ { print $2 }' "/proc/$pid/io")
+			alloc=0
+			[ "$dst" = null: ] || alloc=$(($(stat -c %b "$dst") * 512))
+			raw "sparse round=$((r + 1)) target=$t dst=$w ms=$(((t1 - t0) / 1000000)) read=$((rc1 - rc0)) alloc=$alloc"
+		done
+	done
+	awk '
+	/^# / { print "    " substr($0, 3); next }
+	/^sparse / {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		k = f["target"] " " f["dst"]
+		ms[k] = ms[k] " " f["ms"]; rd[k] = f["read"]; al[k] = f["alloc"]; keys[k] = 1
+	}
+	function med(list,    v, n, i, j, t) {
+		n = split(list, v, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	END {
+		print ""
+		print "| target | destination | seconds, median (runs) | MiB read by the server (last run) | copy allocated, MiB |"
+		print "|---|---|---|---|---|"
+		n = split("tandemd null,nbdkit null,tandemd file,nbdkit file,tandemd noext,nbdkit noext", ord, ",")
+		for (i = 1; i <= n; i++) {
+			k = ord[i]
+			if (!(k in keys)) continue
+			split(k, p, " ")
+			printf "| %s | %s | %.2f (%s) | %.1f | %s |\n", p[1],
+				p[2] == "null" ? "null:" : p[2] == "file" ? "sparse file" : "null:, --no-extents",
+				med(ms[k]) / 1000, substr(ms[k], 2), rd[k] / 1048576,
+				p[2] == "file" ? sprintf("%.1f", al[k] / 1048576) : "—"
+		}
+	}' "$RAW"
+}
+
+if [ "${1:-}" = sparse ]; then
+	if [ -z "${BUILD_DIR:-}" ]; then
+		BUILD_DIR=/work/main/build
+		[ -x "$BUILD_DIR/replicator/tandemd" ] || BUILD_DIR=/tmp/b-nbdperf
+	fi
+	for t in nbdcopy nbdkit jq python3; do
+		command -v "$t" >/dev/null 2>&1 || { echo "nbd-bench: needs $t" >&2; exit 1; }
+	done
+	sparse_bench
 	exit 0
 fi
 
