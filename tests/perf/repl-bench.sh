@@ -23,6 +23,20 @@
 #                          cache, nbd://BOB:10809/ over the link: one
 #                          synchronous network write, the floor for C
 #             nbdkit_none  the same with cache=none (NONE_WORKLOADS only)
+#             relay        nbdkit's nbd plugin in alice's namespace on a Unix
+#                          socket, relaying to bob's nbdkit (the nbdkit
+#                          target's server): the hops of a protocol C write
+#                          with no local disk, the floor of one relay hop
+#             quorum       qemu-storage-daemon in alice's namespace, NBD on a
+#                          Unix socket, exporting a quorum node
+#                          (vote-threshold 2) over a local file (d.img, beside
+#                          alice's) and an NBD client of bob's nbdkit: a
+#                          user-space synchronous replicator over the same
+#                          hops (cache.direct=off, aio=threads: buffered like
+#                          tandemd; ANCHOR_QUORUM_DIRECT, ANCHOR_QUORUM_AIO)
+#                          Both come from anchors.sh and are checked before
+#                          the runs: bytes written through them are read
+#                          back through them and from every copy.
 #   workloads seq1m_qd1 seq1m_qd8     1 MiB sequential writes, QD1 / QD8
 #             rand4k_jN (N=1,2,4,8)   4 KiB random writes, N jobs (N NBD
 #                                     connections), 128 MiB apart, QD1 each
@@ -31,6 +45,12 @@
 # Per link: the TCP rate of the link (a Python socket sender in alice's
 # namespace, a receiver in bob's, LINK_REPS x LINK_SECS s), one discarded
 # warm-up round of WARM_WORKLOADS, ROUNDS timed rounds, then the resyncs.
+# Each round starts with the hop probe (a small C ping-pong built at the
+# start with cc): HOP_N round trips of a 4 KiB NBD-sized request and a
+# 16-byte reply on a Unix socket in alice's namespace and over the link,
+# with both ends sleeping in recv and both polling; the model column of the
+# tables (doc/perf-repl.md, "The model") takes its wake-up and round-trip
+# costs from it.
 # A round takes the targets in blocks in a shuffled order (tandemd changes
 # mode once per block: the configuration is rewritten, `tandemadm adjust`
 # on both nodes, then disconnect and connect both, since a connection takes
@@ -59,9 +79,11 @@
 # A reconnection that is not a catch-up but finds blocks out of sync is
 # recorded too (prof oos-at-reconnect).
 #
-# A run with the defaults takes about 19 minutes on 2 vCPUs (RESYNC=0
-# saves about 2.5; tandemd_C_tls adds about 3 of them, estimated). The
-# cost of TLS alone (doc/perf-repl.md), about 8.5 minutes:
+# A run with the defaults takes about 24 minutes on 2 vCPUs (RESYNC=0
+# saves about 2.5; tandemd_C_tls adds about 3 of them, relay and quorum
+# about 5). The anchors alone, about 9 minutes:
+#   TARGETS="tandemd_C relay quorum nbdkit" RESYNC=0 repl-bench.sh
+# The cost of TLS alone (doc/perf-repl.md), about 8.5 minutes:
 #   TARGETS="tandemd_C tandemd_C_tls nbdkit" RESYNC=0 ROUNDS=6 \
 #   WORKLOADS="seq1m_qd1 seq1m_qd8 rand4k_j1 commit4k_qd1" repl-bench.sh
 #
@@ -95,22 +117,30 @@
 #   WARM_WORKLOADS  workloads of the warm-up round [seq1m_qd8 commit4k_qd1]
 #   LINKS        ["veth htb1g"]
 #   TARGETS      ["tandemd_C tandemd_C_tls tandemd_B tandemd_A tandemd_sa nbdkit
-#                nbdkit_none"]
+#                nbdkit_none relay quorum"]
 #   WORKLOADS    ["seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1"]
 #   NONE_WORKLOADS  workloads of nbdkit_none [commit4k_qd1]
 #   RESYNC       1 = the resync measurements [1]
 #   RATE_VETH, RATE_HTB1G  fixed resync-rate per link [200M, 80M]
 #   LINK_SECS, LINK_REPS   TCP rate measurement [2, 3]
+#   HOP_N        round trips per hop measurement [5000]
 #   RAW          raw lines [tests/perf/results/repl-bench-DATE.txt]
 #
 #   repl-bench.sh report RAWFILE   render the tables from a raw file again
+#   repl-bench.sh plot RAWFILE [PNG]  the chart of C against the anchors
+#                and the model, with the goal lines [RAWFILE-anchors.png]
 #
 # Needs root, ip, tc (sch_htb), fio with the nbd engine, nbdkit, jq,
-# fincore, python3, /usr/bin/time; openssl for tandemd_C_tls.
+# fincore, python3 (with python3-libnbd for the anchors' check),
+# /usr/bin/time, cc; openssl for tandemd_C_tls; qemu-storage-daemon for
+# quorum; gnuplot for plot (scripts/install-deps.sh --perf).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 export LC_ALL=C
+# the relay and quorum anchors (shared with the other benchmarks)
+# shellcheck source=tests/perf/anchors.sh
+. "$here/anchors.sh"
 
 # ------------------------------------------------------------------ report
 # Raw lines: "run set=S round=R target=T wl=W key=value..." (round 0 is the
@@ -146,7 +176,8 @@ function tname(t) {
 	return t == "nbdkit" ? "nbdkit over the link" : t == "nbdkit_none" ? "nbdkit cache=none" : \
 		t == "tandemd_sa" ? "tandemd StandAlone" : t == "tandemd_C" ? "tandemd C" : \
 		t == "tandemd_B" ? "tandemd B" : t == "tandemd_A" ? "tandemd A" : \
-		t == "tandemd_C_tls" ? "tandemd C + TLS" : t
+		t == "tandemd_C_tls" ? "tandemd C + TLS" : t == "relay" ? "relay (nbdkit nbd)" : \
+		t == "quorum" ? "quorum (qemu)" : t
 }
 function intg(t,    i) { for (i = 1; i <= ntg; i++) if (tg[i] == t) return 1; return 0 }
 # ratio cells: DUT / anchor within each round, median (min–max)
@@ -160,6 +191,47 @@ function ratio(s, w, a, b,    r, list) {
 	return s_n ? sprintf("%.2f (%.2f–%.2f)", s_med, s_min, s_max) : "—"
 }
 function yesno(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "**met**" : "**not met**" }
+function mark(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "✓" : "✗ gap" }
+function fmt2(x) { return x == "" ? "—" : sprintf("%.2f", x) }
+# goalrow S W: the four anchor goals of one row, within each round, medians:
+# g_rel C / relay, g_quo C / quorum, g_lnk C / link (MB/s over the link
+# TCP rate), g_nbk C / nbdkit, g_ceil the model ceiling of C / nbdkit,
+# g_mod (C / nbdkit) / ceiling; g_lb 1 when the row is link-bound: the
+# 1 MiB rows on a rate-limited link (every set but the unshaped veth); g_nf
+# nbdkit / link, to show it. The ceiling (doc/perf-repl.md, "The model"):
+# T = per-request time of nbdkit over the link (jobs / IOPS), p = the
+# sleeping round trip of the extra hop (2w + r, unix, this round), k =
+# extra round trips per I/O (1 for a write, 2 for write + FLUSH):
+# ceiling = T / (T + k p).
+function goalrow(s, w,    r, l1, l2, l3, l4, T, p, k, ce, nj, lk) {
+	ratio(s, w, "tandemd_C", "relay"); g_rel = rmed; g_rel_s = ratio(s, w, "tandemd_C", "relay")
+	g_quo_s = ratio(s, w, "tandemd_C", "quorum"); g_quo = rmed
+	g_nbk_s = ratio(s, w, "tandemd_C", "nbdkit"); g_nbk = rmed
+	lk = medv(s SUBSEP "linkmb")
+	g_lb = w ~ /^seq/ && s != "veth"
+	g_nf = lk > 0 && medv(s SUBSEP w SUBSEP "nbdkit" SUBSEP "mbs") != "" ? medv(s SUBSEP w SUBSEP "nbdkit" SUBSEP "mbs") / lk : ""
+	l1 = l2 = l3 = ""
+	nj = w ~ /^rand4k_j/ ? substr(w, 9) + 0 : 1
+	k = w == "commit4k_qd1" ? 2 : 1
+	for (r = 1; r <= 99; r++) {
+		if (lk > 0 && (s, w, "tandemd_C", r) in mbsv)
+			l1 = l1 " " mbsv[s, w, "tandemd_C", r] / lk
+		if ((w ~ /^rand4k_j/ || w == "commit4k_qd1") && (s, w, "tandemd_C", r) in val && \
+		    (s, w, "nbdkit", r) in val && val[s, w, "nbdkit", r] > 0 && (s, r, "unix", "sleep") in hop) {
+			T = nj / val[s, w, "nbdkit", r] * 1e6
+			p = hop[s, r, "unix", "sleep"]
+			ce = T / (T + k * p)
+			l2 = l2 " " ce
+			l3 = l3 " " val[s, w, "tandemd_C", r] / val[s, w, "nbdkit", r] / ce
+			l4 = l4 " " T
+		}
+	}
+	stats(l1); g_lnk = s_n ? s_med : ""
+	stats(l2); g_ceil = s_n ? s_med : ""
+	stats(l3); g_mod = s_n ? s_med : ""
+	stats(l4); g_T = s_n ? s_med : ""
+	g_k = k
+}
 /^# targets / { ntg = split(substr($0, 11), tg, " ") }
 /^# workloads / { nwl = split(substr($0, 13), wls, " ") }
 /^# sets / { nset = split(substr($0, 8), sets, " ") }
@@ -175,7 +247,9 @@ function yesno(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "**met**"
 	add(k "m", v)
 	gib = f["bytes"] / 1073741824
 	stl[s] += f["steal"]; stms[s] += f["ms"] / 10
-	other = (f["sys"] - f["tdarun"] - f["tdbrun"] - f["nbkrun"]) / 100 - f["fio"]
+	mbsv[s, w, t, r] = f["mbs"]
+	add(k "mbs", f["mbs"])
+	other = (f["sys"] - f["tdarun"] - f["tdbrun"] - f["nbkrun"] - f["ancrun"]) / 100 - f["fio"]
 	if (f["ms"] > 0)
 		add(s SUBSEP "other", other / (f["ms"] / 1000))
 	if (gib > 0) {
@@ -184,6 +258,7 @@ function yesno(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "**met**"
 		add(k "tda", f["tda"] / 100 / gib)
 		add(k "tdb", f["tdb"] / 100 / gib)
 		add(k "nbk", f["nbk"] / 100 / gib)
+		add(k "anc", f["anc"] / 100 / gib)
 		add(k "fio", f["fio"] / gib)
 	}
 	for (x in f)
@@ -194,6 +269,8 @@ function yesno(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "**met**"
 	nruns[s, t]++
 }
 /^fail / { fails[++nfail] = $0 }
+/^hop / { kv(); if (f["round"] > 0) { hop[f["set"], f["round"], f["path"], f["mode"]] = f["p50"]
+	add(f["set"] SUBSEP f["path"] SUBSEP f["mode"], f["p50"]) } }
 /^link / { kv(); add(f["set"] SUBSEP "link", f["mibs"]); add(f["set"] SUBSEP "linkmb", f["mbs"])
 	if (f["bytes"] > 0) add(f["set"] SUBSEP "linkcpu", f["sys"] / 100 / (f["bytes"] / 1073741824)) }
 /^resync / { rs[++nrs] = $0 }
@@ -201,6 +278,17 @@ function yesno(x, goal) { return x == "" ? "no data" : x + 0 >= goal ? "**met**"
 /^prof / { prof[++nprof] = $0 }
 /^# / { hdr[++nhdr] = $0 }
 END {
+	if (ENVIRON["REPORT_PLOT"] != "") {
+		# one line per set and workload: C / relay, C / quorum (not
+		# link-bound), C / link (link-bound), (C / nbdkit) / ceiling
+		for (si = 1; si <= nset; si++)
+			for (j = 1; j <= nwl; j++) {
+				goalrow(sets[si], wls[j])
+				printf "%s %s %s %s %s %s\n", sets[si], wls[j], g_rel == "" ? "-" : g_rel,
+					g_quo == "" || g_lb ? "-" : g_quo, g_lnk == "" || !g_lb ? "-" : g_lnk, g_mod == "" ? "-" : g_mod
+			}
+		exit
+	}
 	print "Setup (from the raw file):"
 	print ""
 	for (i = 1; i <= nhdr; i++)
@@ -231,6 +319,48 @@ END {
 			for (i = 1; i <= ntg; i++)
 				line = line " " spread(s SUBSEP w SUBSEP tg[i] SUBSEP "m", "%.0f") " |"
 			print line
+		}
+		if (intg("relay") || intg("quorum")) {
+			print ""
+			print "### Anchors: tandemd C against the relay, the quorum, the link and the model, ratios within a round: median (min–max)"
+			print ""
+			print "Goals: C ≥ 1.0 × relay on every row; C ≥ 1.5 × quorum on every row that is not link-bound; C ≥ 0.98 × the link (MB/s over the TCP rate) on link-bound rows (the 1 MiB rows on a rate-limited link); (C / nbdkit) ≥ 0.9 × the model ceiling for the 4 KiB rows (doc/perf-repl.md, \"The model\"). nbdkit / link shows how close the link is."
+			print ""
+			print "| workload | link-bound (nbdkit / link) | **C / relay** | ≥ 1.0 | **C / quorum** | ≥ 1.5 | **C / link** | ≥ 0.98 | C / nbdkit | model ceiling | **C / ceiling** | ≥ 0.9 |"
+			print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+			for (j = 1; j <= nwl; j++) {
+				w = wls[j]
+				goalrow(s, w)
+				v1 = intg("relay") ? mark(g_rel, 1.0) : "—"
+				v2 = !intg("quorum") ? "—" : g_lb ? "n/a" : mark(g_quo, 1.5)
+				v3 = g_lb ? mark(g_lnk, 0.98) : "n/a"
+				v4 = g_ceil == "" ? "n/a" : mark(g_mod, 0.9)
+				printf "| %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w, g_lb ? "yes" : "no", fmt2(g_nf),
+					g_rel_s, v1, g_quo_s, v2, fmt2(g_lnk), v3, g_nbk_s, fmt2(g_ceil), fmt2(g_mod), v4
+				gv[s, w, 1] = v1; gv[s, w, 2] = v2; gv[s, w, 3] = v3; gv[s, w, 4] = v4
+			}
+			print ""
+			print "### The model: one extra round trip per request (medians over the rounds, µs)"
+			print ""
+			print "| hop | sleeping round trip p50 (2w + r) | polling round trip p50 (r) | w = (sleeping − polling) / 2 |"
+			print "|---|---|---|---|"
+			for (hh = 1; hh <= 2; hh++) {
+				h = hh == 1 ? "unix" : "link"
+				ps = medv(s SUBSEP h SUBSEP "sleep"); pp = medv(s SUBSEP h SUBSEP "spin")
+				printf "| %s | %s | %s | %s |\n", h == "unix" ? "Unix socket in the namespace of alice (the extra hop)" : "TCP over the link, alice → bob",
+					spread(s SUBSEP h SUBSEP "sleep", "%.1f"), spread(s SUBSEP h SUBSEP "spin", "%.1f"),
+					ps != "" && pp != "" ? sprintf("%.1f", (ps - pp) / 2) : "—"
+			}
+			print ""
+			print "| workload | T: nbdkit over the link, µs per request and connection | extra round trips k | ceiling T / (T + k (2w + r)) | C / nbdkit |"
+			print "|---|---|---|---|---|"
+			for (j = 1; j <= nwl; j++) {
+				w = wls[j]
+				goalrow(s, w)
+				if (g_ceil == "")
+					continue
+				printf "| %s | %.1f | %d | %.2f | %s |\n", w, g_T, g_k, g_ceil, fmt2(g_nbk)
+			}
 		}
 		print ""
 		print "### Ratios within a round: median (min–max)"
@@ -296,7 +426,7 @@ END {
 			print line
 		}
 		print ""
-		print "### CPU seconds per GiB written (medians): machine during the run / machine run + drain + sync / alice (tandemd) / bob (tandemd, or nbdkit) / fio"
+		print "### CPU seconds per GiB written (medians): machine during the run / machine run + drain + sync / alice (tandemd, the relay or qemu-storage-daemon) / bob (tandemd, or nbdkit) / fio"
 		print ""
 		line = "| workload |"; sep = "|---|"
 		for (i = 1; i <= ntg; i++) { line = line " " tname(tg[i]) " |"; sep = sep "---|" }
@@ -310,6 +440,9 @@ END {
 				if (tg[i] ~ /^nbdkit/)
 					line = line " " med(k "sys", "%.2f") " / " med(k "syssync", "%.2f") " / — / " \
 						med(k "nbk", "%.2f") " / " med(k "fio", "%.2f") " |"
+				else if (tg[i] == "relay" || tg[i] == "quorum")
+					line = line " " med(k "sys", "%.2f") " / " med(k "syssync", "%.2f") " / " med(k "anc", "%.2f") \
+						" / " med(k "nbk", "%.2f") " / " med(k "fio", "%.2f") " |"
 				else
 					line = line " " med(k "sys", "%.2f") " / " med(k "syssync", "%.2f") " / " \
 						med(k "tda", "%.2f") " / " med(k "tdb", "%.2f") " / " med(k "fio", "%.2f") " |"
@@ -416,6 +549,23 @@ END {
 				g_comn[s] == "" ? "—" : sprintf("%.3f", g_comn[s]), yesno(g_comn[s], 0.80)
 		}
 	}
+	for (si = 1; si <= nset; si++) {
+		s = sets[si]
+		for (gi = 1; gi <= 4; gi++) {
+			nm = ng = 0; gaps = ""
+			for (j = 1; j <= nwl; j++) {
+				x = gv[s, wls[j], gi]
+				if (x ~ /^✓/) nm++
+				else if (x ~ /^✗/) { ng++; gaps = gaps (gaps == "" ? "" : ", ") wls[j] }
+			}
+			if (nm + ng == 0)
+				continue
+			printf "| %s | %s | %d of %d rows | %s |\n", gi == 1 ? "C ≥ 1.0 × relay, every row" : \
+				gi == 2 ? "C ≥ 1.5 × quorum, rows not link-bound" : gi == 3 ? "C ≥ 0.98 × the link, link-bound rows" : \
+				"C / nbdkit ≥ 0.9 × the model ceiling, 4 KiB rows", s, nm, nm + ng,
+				ng ? "**not met**: " gaps : "**met**"
+		}
+	}
 	for (i = 1; i <= nrs; i++) {
 		if (!(i in g_rs))
 			continue
@@ -440,8 +590,59 @@ END {
 }' "$1"
 }
 
+# plot RAWFILE PNG: the per-row ratios of tandemd C against the relay, the
+# quorum, the link and the model ceiling, one panel each, both links side by
+# side, with the goal lines (gnuplot)
+plot() {
+	command -v gnuplot >/dev/null 2>&1 || { echo "repl-bench: needs gnuplot (scripts/install-deps.sh --perf)" >&2; exit 1; }
+	pd=$(mktemp -d)
+	REPORT_PLOT=1 report "$1" >"$pd/all"
+	sets=$(awk '{ print $1 }' "$pd/all" | awk '!seen[$0]++' | tr '\n' ' ')
+	i=3
+	for m in relay quorum link model; do
+		# one file per panel: workload, then one column per set
+		awk -v c="$i" -v sets="$sets" '{ v[$1, $2] = $c; if (!seen[$2]++) wl[++n] = $2 }
+			END { ns = split(sets, st, " "); for (j = 1; j <= n; j++) { line = wl[j]
+				for (k = 1; k <= ns; k++) line = line " " ((st[k], wl[j]) in v ? v[st[k], wl[j]] : "-"); print line } }' \
+			"$pd/all" >"$pd/$m"
+		i=$((i + 1))
+	done
+	{
+		echo "set terminal pngcairo size 1400,900 font ',10' noenhanced"
+		echo "set output '$2'"
+		echo "set multiplot layout 2,2 title 'tandemd C against the anchors: $(basename "$1"), median per-round ratios' font ',12'"
+		echo "set datafile missing '-'"
+		echo "set style data histogram; set style histogram cluster gap 1; set style fill solid 0.75 border -1"
+		echo "set boxwidth 0.9; set grid ytics; set yrange [0:*]; set offsets 0, 0, graph 0.12, 0"
+		echo "set key top left horizontal; set xtics rotate by -30"
+		for m in relay quorum link model; do
+			case $m in
+			relay) t="C / relay (every row)"; g=1.0 ;;
+			quorum) t="C / quorum (rows not link-bound)"; g=1.5 ;;
+			link) t="C / link TCP rate (link-bound rows: 1 MiB on 1 Gbit/s)"; g=0.98 ;;
+			model) t="(C / nbdkit) / model ceiling (4 KiB rows)"; g=0.9 ;;
+			esac
+			echo "set title '$t'"
+			line="plot "
+			k=2
+			for st in $sets; do
+				line="$line'$pd/$m' using $k:xtic(1) title '$st', "
+				k=$((k + 1))
+			done
+			echo "$line$g with lines dt 2 lw 2 lc rgb 'black' title 'goal $g'"
+		done
+		echo "unset multiplot"
+	} >"$pd/plot.gp"
+	gnuplot "$pd/plot.gp"
+	rm -rf "$pd"
+}
+
 if [ "${1:-}" = report ]; then
 	report "$2"
+	exit 0
+fi
+if [ "${1:-}" = plot ]; then
+	plot "$2" "${3:-${2%.txt}-anchors.png}"
 	exit 0
 fi
 
@@ -449,10 +650,10 @@ fi
 : "${BUILD_DIR:=/tmp/b2}" "${SCRATCH:=/var/tmp}" "${SIZE_MB:=2048}" "${REGION_MB:=1536}"
 : "${ROUNDS:=3}" "${RUN_SECONDS:=2}" "${WARM_SECONDS:=1}"
 : "${WARM_WORKLOADS:=seq1m_qd8 commit4k_qd1}" "${LINKS:=veth htb1g}"
-: "${TARGETS:=tandemd_C tandemd_C_tls tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none}"
+: "${TARGETS:=tandemd_C tandemd_C_tls tandemd_B tandemd_A tandemd_sa nbdkit nbdkit_none relay quorum}"
 : "${WORKLOADS:=seq1m_qd1 seq1m_qd8 rand4k_j1 rand4k_j2 rand4k_j4 rand4k_j8 commit4k_qd1}"
 : "${NONE_WORKLOADS:=commit4k_qd1}" "${RESYNC:=1}" "${RATE_VETH:=200M}" "${RATE_HTB1G:=80M}"
-: "${LINK_SECS:=2}" "${LINK_REPS:=3}"
+: "${LINK_SECS:=2}" "${LINK_REPS:=3}" "${HOP_N:=5000}"
 : "${RAW:=$here/results/repl-bench-$(date -u +%Y%m%d-%H%M%S).txt}"
 
 [ "$(id -u)" -eq 0 ] || { echo "repl-bench: needs root (network namespaces)" >&2; exit 1; }
@@ -467,6 +668,13 @@ case " $TARGETS " in
 	command -v openssl >/dev/null 2>&1 || { echo "repl-bench: needs openssl (tandemd_C_tls)" >&2; exit 1; }
 	;;
 esac
+case " $TARGETS " in
+*" quorum "*)
+	command -v qemu-storage-daemon >/dev/null 2>&1 ||
+		{ echo "repl-bench: needs qemu-storage-daemon (quorum; scripts/install-deps.sh --perf)" >&2; exit 1; }
+	;;
+esac
+command -v cc >/dev/null 2>&1 || { echo "repl-bench: needs cc (the hop round-trip probe)" >&2; exit 1; }
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3) || { echo "repl-bench: needs python3" >&2; exit 1; }
 
@@ -482,6 +690,9 @@ pid_b=
 nbdkit_pid=
 nbdkit_none_pid=
 recv_pid=
+hop_pid=
+anchor_relay_pid=
+anchor_quorum_pid=
 ns_made=
 mode=none
 broken=
@@ -519,7 +730,10 @@ stop_node() {
 cleanup() {
 	set +e
 	for n in a b; do stop_node "$n"; done
-	for p in $nbdkit_pid $nbdkit_none_pid $recv_pid; do
+	# the anchors first: bob's nbdkit waits for their connections to close
+	anchor_quorum_stop
+	anchor_relay_stop
+	for p in $nbdkit_pid $nbdkit_none_pid $recv_pid $hop_pid; do
 		kill -TERM "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
@@ -535,6 +749,7 @@ cleanup() {
 	rm -rf "$tmp"
 	[ -z "${peer_img:-}" ] || rm -f "$peer_img"
 	[ -z "${local_img:-}" ] || rm -f "$local_img"
+	[ -z "${quorum_img:-}" ] || rm -f "$quorum_img"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -769,6 +984,8 @@ fio_args() {
 	nbdkit) echo "--ioengine=nbd --uri=nbd://$ip_b:10809/" ;;
 	nbdkit_none) echo "--ioengine=nbd --uri=nbd://$ip_b:10810/" ;;
 	tandemd*) echo "--ioengine=nbd --uri=nbd+unix:///r0?socket=$tmp/run-a/r0.nbd" ;;
+	relay) echo "--ioengine=nbd --uri=$(anchor_uri "$tmp/relay.sock")" ;;
+	quorum) echo "--ioengine=nbd --uri=$(anchor_uri "$tmp/quorum.sock")" ;;
 	esac
 	case $2 in
 	seq1m_qd1) echo "--rw=write --bs=1M --size=${REGION_MB}M --iodepth=1" ;;
@@ -782,21 +999,26 @@ fio_args() {
 
 settle() {
 	sync
-	for x in a b c; do dd if="$tmp/$x.img" iflag=nocache count=0 status=none; done
+	for x in a b c d; do [ ! -e "$tmp/$x.img" ] || dd if="$tmp/$x.img" iflag=nocache count=0 status=none; done
 }
 
 # one SET ROUND SECS TARGET WORKLOAD: one fio run, one raw line
 one() {
 	set_=$1 r=$2 secs=$3 t=$4 wl=$5
+	# f: the file fincore looks at; np: bob's nbdkit; ap: the anchor on
+	# alice's side
+	ap=
 	case $t in
 	tandemd*) f=$tmp/a.img; np= ;;
 	nbdkit) f=$tmp/c.img; np=$nbdkit_pid ;;
 	nbdkit_none) f=$tmp/c.img; np=$nbdkit_none_pid ;;
+	relay) f=$tmp/c.img; np=$nbdkit_pid; ap=$anchor_relay_pid ;;
+	quorum) f=$tmp/d.img; np=$nbdkit_pid; ap=$anchor_quorum_pid ;;
 	esac
 	settle
 	cached=$(fincore -n -o PAGES "$f" 2>/dev/null | tr -d ' ' || echo '?')
 	c0=$(st2)
-	a0=$(pcpu "$pid_a") bb0=$(pcpu "$pid_b") n0=$(pcpu "$np")
+	a0=$(pcpu "$pid_a") bb0=$(pcpu "$pid_b") n0=$(pcpu "$np") p0=$(pcpu "$ap")
 	b0=$(busy)
 	rc=0
 	# shellcheck disable=SC2046
@@ -805,7 +1027,7 @@ one() {
 		--output="$tmp/fio.json" --runtime="$secs" --time_based $(fio_args "$t" "$wl" "$r") \
 		>>"$tmp/fio.log" 2>&1 || rc=$?
 	b1=$(busy)
-	a1=$(pcpu "$pid_a") bb1=$(pcpu "$pid_b") n1=$(pcpu "$np")
+	a1=$(pcpu "$pid_a") bb1=$(pcpu "$pid_b") n1=$(pcpu "$np") p1=$(pcpu "$ap")
 	if [ $rc -ne 0 ]; then
 		log "fio failed (exit $rc): $t $wl"
 		raw "fail set=$set_ round=$r target=$t wl=$wl rc=$rc alive=$(alive && echo yes || echo no)"
@@ -825,20 +1047,21 @@ one() {
 	d1=$(now_ms)
 	sync
 	b2=$(busy)
-	a2=$(pcpu "$pid_a") bb2=$(pcpu "$pid_b") n2=$(pcpu "$np")
+	a2=$(pcpu "$pid_a") bb2=$(pcpu "$pid_b") n2=$(pcpu "$np") p2=$(pcpu "$ap")
 	m=$(jq -r '.jobs[0] | [.write.io_bytes, .write.bw_bytes, .write.iops,
 		(.write.clat_ns.percentile["50.000000"] // 0), (.write.clat_ns.percentile["99.000000"] // 0),
 		(.sync.lat_ns.percentile["50.000000"] // 0), (.sync.lat_ns.percentile["99.000000"] // 0),
 		.write.runtime] | @tsv' "$tmp/fio.json")
 	echo "$m $b0 $b1 $b2 $c0 $c1 $(cat "$tmp/time")" | awk -v pre="run set=$set_ round=$r target=$t wl=$wl" \
 		-v tda="$((a2 - a0))" -v tdb="$((bb2 - bb0))" -v nbk="$((n2 - n0))" -v tdarun="$((a1 - a0))" \
-		-v tdbrun="$((bb1 - bb0))" -v nbkrun="$((n1 - n0))" -v drain="$((d1 - d0))" -v cached="$cached" '{
+		-v tdbrun="$((bb1 - bb0))" -v nbkrun="$((n1 - n0))" -v drain="$((d1 - d0))" -v cached="$cached" \
+		-v anc="$((p2 - p0))" -v ancrun="$((p1 - p0))" '{
 		printf "%s bytes=%s mbs=%.1f iops=%.0f wp50=%.1f wp99=%.1f fp50=%.1f fp99=%.1f ms=%s",
 			pre, $1, $2 / 1e6, $3, $4 / 1000, $5 / 1000, $6 / 1000, $7 / 1000, $8
 		printf " sys=%d steal=%d syssync=%d tda=%d tdb=%d nbk=%d tdarun=%d tdbrun=%d nbkrun=%d",
 			$11 - $9, $12 - $10, $13 - $9, tda, tdb, nbk, tdarun, tdbrun, nbkrun
-		printf " ala=%d bma=%d alb=%d bmb=%d drain_ms=%d fio=%.2f cached_pages=%s\n",
-			$21 - $15, $22 - $16, $24 - $18, $25 - $19, drain, $27 + $28, cached
+		printf " ala=%d bma=%d alb=%d bmb=%d drain_ms=%d fio=%.2f cached_pages=%s anc=%d ancrun=%d\n",
+			$21 - $15, $22 - $16, $24 - $18, $25 - $19, drain, $27 + $28, cached, anc, ancrun
 	}' >>"$RAW"
 }
 
@@ -861,6 +1084,7 @@ rounds() {
 	while [ "$r" -le "$3" ]; do
 		log "$1 round $r of $3"
 		raw "# round $1/$r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+		hops "$1" "$r"
 		blocks=$(for t in $TARGETS; do case $t in nbdkit*) echo nbdkit ;; *) echo "$t" ;; esac; done |
 			sort -u | shuffle "$((r * 7 + ${#1}))")
 		for blk in $blocks; do
@@ -1050,11 +1274,162 @@ machine() {
 	raw "# targets $TARGETS"
 	raw "# workloads $WORKLOADS"
 	raw "# nbdkit cache=none runs only: $NONE_WORKLOADS"
+	! has_target relay || raw "# relay: nbdkit nbd plugin in alice's namespace on a Unix socket, uri=nbd://$ip_b:10809/ (bob's nbdkit file plugin, default cache); check passed: 1 MiB written through it read back through it, from bob's nbdkit and from c.img"
+	! has_target quorum || raw "# quorum: $(qemu-storage-daemon --version | head -1) in alice's namespace, NBD export on a Unix socket of a quorum node (vote-threshold 2) over a file child (d.img, cache.direct=${ANCHOR_QUORUM_DIRECT:-off}, aio=${ANCHOR_QUORUM_AIO:-threads}) and an nbd child (nbd://$ip_b:10809/); check passed: 1 MiB written through it read back through it, from bob's nbdkit, d.img and c.img"
+	raw "# hops: request/reply round trips of $HOP_N 4124-byte requests (an NBD write of 4 KiB) and 16-byte replies, QD1, at the start of each round: unix = a Unix socket in alice's namespace (the client's hop to tandemd, the relay, the quorum), link = TCP alice -> bob; sleep = both ends block in recv, spin = both ends poll (MSG_DONTWAIT): r = spin p50, w = (sleep p50 - spin p50) / 2"
+}
+
+# The hop probe: a QD1 request/reply ping-pong, the one extra round trip a
+# replicated write makes over a write to nbdkit over the link.
+#   hop -s ADDR MODE      serve one connection (ADDR: /path or HOST:PORT)
+#   hop -c ADDR MODE N    N round trips; prints "p50 mean" in us
+# MODE: sleep (blocking recv) or spin (MSG_DONTWAIT in a loop)
+HOP_C='
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#define REQ 4124
+#define REP 16
+static int spin;
+static int io(int fd, char *b, size_t n, int rd)
+{
+	size_t o = 0;
+	while (o < n) {
+		ssize_t k = rd ? recv(fd, b + o, n - o, spin ? MSG_DONTWAIT : 0)
+			       : send(fd, b + o, n - o, MSG_NOSIGNAL);
+		if (k > 0)
+			o += (size_t)k;
+		else if (k == 0 || (errno != EAGAIN && errno != EINTR))
+			return -1;
+	}
+	return 0;
+}
+static int sock(const char *a, int srv)
+{
+	int fd, one = 1;
+	if (a[0] == 0x2f) {
+		struct sockaddr_un u = { .sun_family = AF_UNIX };
+		strncpy(u.sun_path, a, sizeof u.sun_path - 1);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (srv) {
+			unlink(a);
+			if (bind(fd, (void *)&u, sizeof u) || listen(fd, 1))
+				return -1;
+		} else if (connect(fd, (void *)&u, sizeof u))
+			return -1;
+		return fd;
+	}
+	char h[256];
+	snprintf(h, sizeof h, "%s", a);
+	char *p = strrchr(h, 0x3a);
+	if (!p)
+		return -1;
+	*p++ = 0;
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(atoi(p)) };
+	struct hostent *he = gethostbyname(h);
+	if (!he)
+		return -1;
+	memcpy(&in.sin_addr, he->h_addr_list[0], 4);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (srv) {
+		if (bind(fd, (void *)&in, sizeof in) || listen(fd, 1))
+			return -1;
+	} else {
+		if (connect(fd, (void *)&in, sizeof in))
+			return -1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	}
+	return fd;
+}
+static int cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+int main(int argc, char **argv)
+{
+	static char req[REQ], rep[REP];
+	if (argc < 4)
+		return 2;
+	spin = !strcmp(argv[3], "spin");
+	if (!strcmp(argv[1], "-s")) {
+		int one = 1, l = sock(argv[2], 1), c;
+		if (l < 0)
+			return 1;
+		printf("ready\n");
+		fflush(stdout);
+		c = accept(l, NULL, NULL);
+		if (c < 0)
+			return 1;
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		while (!io(c, req, REQ, 1) && !io(c, rep, REP, 0))
+			;
+		return 0;
+	}
+	int n = argc > 4 ? atoi(argv[4]) : 5000, fd = sock(argv[2], 0), i;
+	double *t = calloc((size_t)n, sizeof *t), sum = 0;
+	if (fd < 0 || !t)
+		return 1;
+	memset(req, 0x5a, sizeof req);
+	for (i = -n / 10; i < n; i++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (io(fd, req, REQ, 0) || io(fd, rep, REP, 1))
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (i >= 0)
+			sum += t[i] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+	}
+	qsort(t, (size_t)n, sizeof *t, cmp);
+	printf("%.1f %.1f\n", t[n / 2], sum / n);
+	return 0;
+}
+'
+
+# hop1 SET ROUND PATH MODE: one hop measurement, one raw line
+hop1() {
+	case $3 in
+	unix) srv_ns=$ns_a addr=$tmp/hop.sock ;;
+	link) srv_ns=$ns_b addr=$ip_b:5202 ;;
+	esac
+	: >"$tmp/hop.srv"
+	ip netns exec "$srv_ns" "$tmp/bin/hop" -s "$addr" "$4" >"$tmp/hop.srv" 2>>"$tmp/hop.log" &
+	hop_pid=$!
+	j=0
+	until grep -q ready "$tmp/hop.srv"; do
+		j=$((j + 1))
+		[ $j -lt 100 ] || { log "no hop server"; kill "$hop_pid" 2>/dev/null; hop_pid=; return 0; }
+		sleep 0.05
+	done
+	x=$(ip netns exec "$ns_a" timeout 60 "$tmp/bin/hop" -c "$addr" "$4" "$HOP_N" 2>>"$tmp/hop.log") || x=
+	wait "$hop_pid" 2>/dev/null || true
+	hop_pid=
+	# shellcheck disable=SC2086
+	[ -z "$x" ] || { set -- "$@" $x; raw "hop set=$1 round=$2 path=$3 mode=$4 n=$HOP_N p50=$5 mean=$6"; }
+}
+hops() {
+	for h in unix link; do
+		for m in sleep spin; do hop1 "$1" "$2" "$h" "$m"; done
+	done
 }
 
 # ------------------------------------------------------------------ main
 log "raw results: $RAW"
+printf '%s' "$HOP_C" >"$tmp/hop.c"
+cc -O2 -Wall -o "$tmp/bin/hop" "$tmp/hop.c" || { echo "repl-bench: cannot build the hop probe" >&2; exit 1; }
+has_target() { case " $TARGETS " in *" $1 "*) return 0 ;; esac; return 1; }
 for x in a b c; do fallocate -l "${SIZE_MB}M" "$tmp/$x.img"; done
+# d.img: the quorum's local child, beside alice's file (tandemd has a.img)
+! has_target quorum || fallocate -l "${SIZE_MB}M" "$tmp/d.img"
 # place X OWNER VAR SETTING DIR: X.img (OWNER's backing file) in DIR, as
 # SETTING asks, through a symbolic link; its name goes to VAR (cleanup)
 place() {
@@ -1067,6 +1442,7 @@ place() {
 }
 [ -z "${PEER_SCRATCH:-}" ] || place b "bob's" peer_img PEER_SCRATCH "$PEER_SCRATCH"
 [ -z "${LOCAL_SCRATCH:-}" ] || place a "alice's" local_img LOCAL_SCRATCH "$LOCAL_SCRATCH"
+[ -z "${LOCAL_SCRATCH:-}" ] || ! has_target quorum || place d "the quorum's local" quorum_img LOCAL_SCRATCH "$LOCAL_SCRATCH"
 write_conf C "$DYN_NET" "$DYN_DISK"
 ctl a create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
 ctl b create-md --force r0 >/dev/null 2>&1 || { log "create-md failed"; exit 1; }
@@ -1087,6 +1463,22 @@ nbdkit_pid=$!
 ip netns exec "$ns_b" nbdkit -f --exit-with-parent -i "$ip_b" -p 10810 file file="$tmp/c.img" \
 	cache=none >>"$tmp/nbdkit.log" 2>&1 &
 nbdkit_none_pid=$!
+
+# the anchors on alice's side, relaying to bob's nbdkit (10809); each is
+# checked (bytes written through it read back from every copy) before
+# anything is timed
+if has_target relay; then
+	anchor_relay_start "$ns_a" "$tmp/relay.sock" "nbd://$ip_b:10809/" "$tmp/relay.log" ||
+		{ log "the relay did not start"; exit 1; }
+	anchor_check "$ns_a" "$(anchor_uri "$tmp/relay.sock")" 1048576 1048576 "nbd://$ip_b:10809/" "$tmp/c.img" ||
+		{ log "the relay does not write what it is given"; exit 1; }
+fi
+if has_target quorum; then
+	anchor_quorum_start "$ns_a" "$tmp/quorum.sock" "nbd://$ip_b:10809/" "$tmp/d.img" "$tmp/quorum.log" ||
+		{ cat "$tmp/quorum.log" >&2; log "qemu-storage-daemon did not start"; exit 1; }
+	anchor_check "$ns_a" "$(anchor_uri "$tmp/quorum.sock")" 4194304 1048576 "nbd://$ip_b:10809/" "$tmp/d.img" "$tmp/c.img" ||
+		{ log "the quorum export does not write both children"; exit 1; }
+fi
 
 machine
 
@@ -1109,9 +1501,12 @@ raw "resync set=veth name=initial kind=dyn cfg_mibs=0 cfg=$(cfg_word "primary --
 reconnect C "" "" || { logtail reconnect; log "reconnect failed"; exit 1; }
 mode=C
 
-# prefill the region through tandemd (protocol C) and through nbdkit: the
-# fallocate'd extents are written once, tandemd's activity log is hot
-for u in "nbd+unix:///r0?socket=$tmp/run-a/r0.nbd" "nbd://$ip_b:10809/"; do
+# prefill the region through tandemd (protocol C), through nbdkit and
+# through the quorum (its local file; c.img again): the fallocate'd extents
+# are written once, tandemd's activity log is hot
+prefill_uris="nbd+unix:///r0?socket=$tmp/run-a/r0.nbd nbd://$ip_b:10809/"
+! has_target quorum || prefill_uris="$prefill_uris $(anchor_uri "$tmp/quorum.sock")"
+for u in $prefill_uris; do
 	log "prefill $u"
 	t0=$(now_ms)
 	ip netns exec "$ns_a" fio --name=prefill --ioengine=nbd --uri="$u" --rw=write --bs=1M \
