@@ -20,6 +20,7 @@
 #include "nbd-request.h"
 #include "quorum.h"
 #include "ratelimit.h"
+#include "front/nbd-extents.h"
 #include "front/nbd-xfer.h"
 #include "peer/peer.h"
 #include "state/state-change.h"
@@ -521,104 +522,11 @@ static bool refuse_no_quorum(struct nbd_xfer *x, const struct nbd_request *req,
 	return true;
 }
 
-/*
- * BLOCK_STATUS of base:allocation (doc/nbd-frontend.md, "Block status"):
- * what a READ of the range returns. Reads from the local disk see its
- * holes, which read as zeroes (tandem writes zeroes or punches holes,
- * and never leaves old data in one); reads that go to the peer (no
- * UpToDate disk here) are told "data", status 0, which is always true.
- */
-struct bs_fill {
-	struct nbd_extent *e;
-	uint32_t n, max;
-};
-
-static int bs_emit(void *arg, uint64_t len, bool hole)
-{
-	struct bs_fill *f = arg;
-	uint32_t flags = hole ? NBD_STATE_HOLE | NBD_STATE_ZERO : 0;
-
-	/* len <= the request's length, which is 32 bits */
-	if (f->n && f->e[f->n - 1].flags == flags) {
-		f->e[f->n - 1].length += (uint32_t)len;
-		return 0;
-	}
-	f->e[f->n++] = (struct nbd_extent){(uint32_t)len, flags};
-	return f->n == f->max;
-}
-
-static int block_status(struct nbd_xfer *x, const struct nbd_request *req, struct nbd_op *op)
-{
-	struct bs_fill f = {calloc(op->len / NBD_EXTENT_SIZE, sizeof(*f.e)), 0,
-			    op->len / NBD_EXTENT_SIZE};
-	int rc = 0;
-
-	if (!f.e)
-		return -ENOMEM;
-	if (peer_reads_remote(x->v->res, x->v))
-		bs_emit(&f, req->length, false);
-	else
-		rc = volume_extents(x->v, req->offset, req->length, bs_emit, &f);
-	if (rc == 0 && f.n == 0)
-		rc = -EIO; /* cannot happen: the range is in the export */
-	if (rc == 0)
-		op->extents = (uint32_t)nbd_request_encode_extents(op->buf, f.e, f.n) /
-			      NBD_EXTENT_SIZE;
-	free(f.e);
-	return rc;
-}
-
-/*
- * WRITE_ZEROES with FAST_ZERO (doc/nbd-frontend.md, "Fast zero"): done
- * only where zeroing is cheaper than writing, that is on this node's disk
- * with fallocate, no fallback to writes, and no peer connected: the
- * peer zeroes with fallocate too, but falls back to writing zeroes where
- * its disk cannot, and this node cannot tell which. Otherwise NBD_ENOTSUP
- * at once, with nothing changed.
- */
-static int fast_zero(struct nbd_xfer *x, const struct nbd_request *req, struct nbd_op *op)
-{
-	const char *why = NULL;
-	int rc;
-
-	if (peer_live(x->v->res)) {
-		why = "the peer is connected, whose disk may have to write the zeroes";
-		rc = -ENOTSUP;
-	} else {
-		rc = volume_zero_fast(x->v, req->offset, req->length,
-				      !(req->flags & NBD_CMD_FLAG_NO_HOLE));
-		why = "the backing device cannot zero without writing";
-	}
-	if (rc == -ENOTSUP) {
-		op->refused = true; /* an answer, not a failure: not logged */
-		snprintf(op->msg, sizeof(op->msg),
-			 "NBD_CMD_WRITE_ZEROES offset %llu length %u with FAST_ZERO: not faster "
-			 "than writing: %s",
-			 (unsigned long long)req->offset, req->length, why);
-		return rc;
-	}
-	if (rc == 0) /* connected since: the peer zeroes too */
-		rc = peer_trim_wait(x->v->res, x->v, true, req->offset, req->length);
-	if (rc == 0 && (req->flags & NBD_CMD_FLAG_FUA))
-		rc = volume_flush(x->v);
-	return rc;
-}
-
-/* Bytes of buffer a request needs: READ and WRITE their data, BLOCK_STATUS
- * its descriptors. */
-static uint32_t request_buflen(const struct nbd_request *req)
-{
-	if (req->type == NBD_CMD_BLOCK_STATUS)
-		return NBD_EXTENT_SIZE *
-		       ((req->flags & NBD_CMD_FLAG_REQ_ONE) ? 1 : NBD_REQUEST_MAX_EXTENTS);
-	return req->type == NBD_CMD_READ || req->type == NBD_CMD_WRITE ? req->length : 0;
-}
-
 /* Start one valid request; -1 ends the connection. */
 static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 {
 	struct nbd_op *op = calloc(1, sizeof(*op));
-	uint32_t buflen = request_buflen(req);
+	uint32_t buflen = nbd_extents_buflen(req);
 	int rc = 0;
 
 	if (!op)
@@ -666,16 +574,16 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 			return 0; /* answered when the peer's ack arrives */
 		break;
 	case NBD_CMD_BLOCK_STATUS:
-		rc = block_status(x, req, op);
+		rc = nbd_extents_block_status(x->v, req, op->buf, op->len / NBD_EXTENT_SIZE,
+					      &op->extents);
 		break;
-	case NBD_CMD_CACHE: /* reads from the peer are not cached here */
-		rc = peer_reads_remote(x->v->res, x->v)
-			     ? 0
-			     : volume_cache(x->v, req->offset, req->length);
+	case NBD_CMD_CACHE:
+		rc = nbd_extents_cache(x->v, req);
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		if (req->flags & NBD_CMD_FLAG_FAST_ZERO) {
-			rc = fast_zero(x, req, op);
+			rc = nbd_extents_fast_zero(x->v, req, op->msg, sizeof(op->msg));
+			op->refused = rc == -ENOTSUP; /* an answer, not a failure: not logged */
 			break;
 		}
 		/* fall through */
