@@ -209,6 +209,13 @@ void peer_sync_done(struct resource *r, struct volume *v);
 /* repl.c: replication while connected */
 int peer_session(struct peer *p);
 int repl_receive(struct peer *p);          /* the data stream, until an error */
+/* r->peer as the data path's threads read it: the main loop sets it in
+ * peer_start() and clears it in peer_stop() while NBD threads may look. */
+static inline struct peer *peer_of(const struct resource *r)
+{
+	return __atomic_load_n(&r->peer, __ATOMIC_ACQUIRE);
+}
+
 int repl_start_meta(struct peer *p);
 /* ack-poll-usec: a write or FLUSH that awaits an ack went out; wake the
  * meta thread if it sleeps, so that it spins for the ack (repl-meta.c). */

@@ -184,7 +184,9 @@ static void *peer_thread(void *arg)
 /* The thread gave up by itself (StandAlone after a refusal)? */
 bool peer_exited(const struct resource *r)
 {
-	return r->peer && __atomic_load_n(&r->peer->exited, __ATOMIC_ACQUIRE);
+	struct peer *p = peer_of(r);
+
+	return p && __atomic_load_n(&p->exited, __ATOMIC_ACQUIRE);
 }
 
 void peer_load_auth(struct peer *p)
@@ -296,13 +298,13 @@ int peer_start(struct resource *r, bool discard_my_data, struct reply_err *e)
 			"allow-unauthenticated: the peer is not authenticated; anything that "
 			"connects from %s is taken for it",
 			resource_cr(r)->peer->addr.ip);
-	r->peer = p;
+	__atomic_store_n(&r->peer, p, __ATOMIC_RELEASE); /* the data path reads it */
 	/* StandAlone -> Unconnected -> WFConnection, as the state table says */
 	if (resource_state(r).conn == CONN_STANDALONE)
 		state_change_conn(r, CONN_UNCONNECTED, ROLE_UNKNOWN, DISK_DUNKNOWN, "connect");
 	state_change_conn(r, CONN_WFCONNECTION, ROLE_UNKNOWN, DISK_DUNKNOWN, NULL);
 	if (pthread_create(&p->thread, NULL, peer_thread, p) != 0) {
-		r->peer = NULL;
+		__atomic_store_n(&r->peer, NULL, __ATOMIC_RELEASE);
 		if (p->lfd >= 0)
 			close(p->lfd);
 		close(p->wake[0]);
@@ -353,7 +355,7 @@ void peer_stop(struct resource *r)
 		close(p->lfd);
 	close(p->wake[0]);
 	close(p->wake[1]);
-	r->peer = NULL;
+	__atomic_store_n(&r->peer, NULL, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&p->send_lock);
 	pthread_mutex_destroy(&p->meta_lock);
 	pthread_mutex_destroy(&p->lock);

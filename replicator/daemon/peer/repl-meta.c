@@ -229,7 +229,9 @@ void repl_kick_meta(struct peer *p)
 
 	if (p->kick_fd < 0)
 		return;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the write's pe before the look */
+	/* a seq_cst read-modify-write orders the write's pe before the look at
+	 * meta_asleep (ThreadSanitizer has no fences) */
+	__atomic_fetch_add(&p->pe_all, 0, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&p->meta_asleep, 0, __ATOMIC_SEQ_CST) &&
 	    write(p->kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_res(LOG_WARNING, p->r->name, "ack-poll: cannot wake the meta thread: %s",

@@ -114,7 +114,7 @@ int peer_send_state(struct peer *p, unsigned int vi)
 /* Main loop or any thread: tell the peer about a role or disk change. */
 void peer_state_changed(struct resource *r)
 {
-	struct peer *p = r->peer;
+	struct peer *p = peer_of(r);
 	unsigned int i;
 
 	if (!p || !__atomic_load_n(&p->live, __ATOMIC_ACQUIRE))
@@ -215,7 +215,9 @@ void repl_release_held(struct resource *r)
 
 bool peer_live(struct resource *r)
 {
-	return r->peer && __atomic_load_n(&r->peer->live, __ATOMIC_ACQUIRE);
+	struct peer *p = peer_of(r);
+
+	return p && __atomic_load_n(&p->live, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -285,7 +287,7 @@ void repl_leg_done_locked(struct peer *p, struct peer_req *q)
 int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t off, uint32_t len,
 		const void *buf, uint32_t dp_flags, void (*done)(void *arg, int rc), void *arg)
 {
-	struct peer *p = r->peer;
+	struct peer *p = peer_of(r);
 	uint32_t nr = 0, bar;
 	bool barrier = false; /* pkts[0] closes the epoch before this write */
 	struct peer_req *q;
@@ -414,7 +416,7 @@ int peer_submit(struct resource *r, struct volume *v, uint16_t type, uint64_t of
  */
 int peer_flush_start(struct resource *r, uint32_t *nr)
 {
-	struct peer *p = r->peer;
+	struct peer *p = peer_of(r);
 	int rc;
 
 	*nr = 0;
@@ -441,7 +443,7 @@ int peer_flush_start(struct resource *r, uint32_t *nr)
 
 void peer_flush_wait(struct resource *r, uint32_t nr)
 {
-	struct peer *p = r->peer;
+	struct peer *p = peer_of(r);
 
 	if (!nr || !p)
 		return;
@@ -453,7 +455,7 @@ void peer_flush_wait(struct resource *r, uint32_t nr)
 
 int peer_flush_async(struct resource *r, struct peer_flushw *w)
 {
-	struct peer *p = r->peer;
+	struct peer *p = peer_of(r);
 	int rc = 0;
 
 	if (!w->nr || !p)
@@ -477,7 +479,7 @@ int peer_flush_async(struct resource *r, struct peer_flushw *w)
  */
 void peer_drain(struct resource *r, int timeout_ms)
 {
-	struct peer *p = r->peer;
+	struct peer *p = peer_of(r);
 	struct timespec ts;
 	uint32_t nr;
 
