@@ -270,9 +270,12 @@ static void *ov_thread(void *arg)
 	if (resync_new_ctl(p, &ctl) < 0)
 		return NULL; /* the resync thread logs the same settings */
 	for (;;) {
-		bool active = false;
+		bool active = false, over;
 
-		if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) || p->session_err)
+		pthread_mutex_lock(&p->lock); /* session_err is written under it */
+		over = __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) || p->session_err;
+		pthread_mutex_unlock(&p->lock);
+		if (over)
 			break;
 		for (i = 0; i < p->r->n_vols; i++) {
 			struct peer_vol *pv = &p->pv[i];
