@@ -356,7 +356,8 @@ sparse_bench() {
 	sp_nbdkit=$!
 	until [ -S "$sp/k.sock" ]; do sleep 0.05; done
 	raw "# date $(date -u '+%Y-%m-%d %H:%M:%S UTC'); kernel $(uname -r); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
-	raw "# $(nbdcopy --version | head -1), $(nbdkit --version), tandemd from $BUILD_DIR ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+	src=$(sed -n 's/^abs_top_srcdir = //p' "$BUILD_DIR/Makefile")
+	raw "# $(nbdcopy --version | head -1), $(nbdkit --version), tandemd from $BUILD_DIR (source $src at $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 	raw "# sparse export of $size bytes, $(du -B1 --apparent-size "$sp/data.bin" | cut -f1) bytes of data (1 MiB every 128 MiB); scratch $(df -T "$sp" | awk 'NR == 2 { print $2 }')"
 	for r in $(seq 0 "$SPARSE_ROUNDS"); do
 		order="tandemd:null tandemd:file nbdkit:null nbdkit:file"
