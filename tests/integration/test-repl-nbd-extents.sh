@@ -2,9 +2,10 @@
 # Block status and fast zero on a connected Primary (doc/nbd-frontend.md):
 # block status describes the Primary's backing file; FAST_ZERO is refused
 # with NBD_ENOTSUP and changes nothing on either disk, since the peer may
-# have to write its zeroes; WRITE_ZEROES without it is replicated. With
-# its disk detached, the Primary reads from the peer and block status says
-# "data" for the whole range.
+# have to write its zeroes; WRITE_ZEROES without it is replicated, and
+# qemu-img convert copies an image onto it. With its disk failed (detached),
+# the Primary reads from the peer and block status says "data" for the
+# whole range.
 . "$(dirname "$0")/functions.sh"
 . "$(dirname "$0")/repl-functions.sh"
 requires nbdinfo
@@ -55,6 +56,21 @@ same_data "after the zeroes"
 [ "$(field a oos)" = 0 ] || fail "out of sync after the zeroes: $(field a oos) KiB"
 echo "ok: connected: FAST_ZERO is NBD_ENOTSUP and changes nothing; WRITE_ZEROES reaches both"
 
+# qemu-img convert -n zeroes the target first, asking for fast zeroes
+# where the server offers them (BDRV_REQ_NO_FALLBACK); refused, it falls
+# back, and the copy is right on both disks
+if command -v qemu-img >/dev/null 2>&1; then
+	new_image "$tmp/src.img" 8M
+	head -c 131072 /dev/urandom | dd of="$tmp/src.img" bs=64K seek=5 conv=notrunc status=none
+	qemu-img convert -n -f raw -O raw "$tmp/src.img" "$uri" || fail "qemu-img convert"
+	nbdcopy "$uri" "$tmp/back.img" || fail "nbdcopy back"
+	cmp -n $((8 << 20)) "$tmp/back.img" "$tmp/src.img" || fail "qemu-img convert: wrong data"
+	same_data "after qemu-img convert"
+	echo "ok: connected: qemu-img convert (fast zero refused) writes the image to both disks"
+else
+	skip_part "qemu-img is not installed (qemu-utils): qemu-img convert to a connected Primary"
+fi
+
 # the local disk fails (on-io-error detach): a diskless Primary
 on a inject-fault write r0
 nbdsh_ -u "$uri" -c 'h.pwrite(b"B" * 4096, 8 << 20)' || fail "write with a failing disk"
@@ -65,7 +81,7 @@ def cb(metacontext, off, entries, err):
     got.extend(zip(entries[0::2], entries[1::2]))
 h.block_status(4 << 20, 0, cb)
 assert got == [(4 << 20, 0)], got
-assert h.pread(131072, (1 << 20) + 131072) != bytes(131072)
+assert h.pread(4096, 8 << 20) == b"B" * 4096, "a read through the peer"
 ' || fail "block status of a diskless Primary"
 echo "ok: diskless Primary: block status is all data (reads come from the peer)"
 stop_pair
