@@ -56,9 +56,9 @@ same_data "after the zeroes"
 [ "$(field a oos)" = 0 ] || fail "out of sync after the zeroes: $(field a oos) KiB"
 echo "ok: connected: FAST_ZERO is NBD_ENOTSUP and changes nothing; WRITE_ZEROES reaches both"
 
-# qemu-img convert -n zeroes the target first, asking for fast zeroes
-# where the server offers them (BDRV_REQ_NO_FALLBACK); refused, it falls
-# back, and the copy is right on both disks
+# qemu-img convert -n: the source's holes as WRITE_ZEROES (qemu 7.2 does
+# not ask for fast zeroes here, nbdkit's log filter shows), the data as
+# writes; the copy is right on both disks
 if command -v qemu-img >/dev/null 2>&1; then
 	new_image "$tmp/src.img" 8M
 	head -c 131072 /dev/urandom | dd of="$tmp/src.img" bs=64K seek=5 conv=notrunc status=none
@@ -66,7 +66,7 @@ if command -v qemu-img >/dev/null 2>&1; then
 	nbdcopy "$uri" "$tmp/back.img" || fail "nbdcopy back"
 	cmp -n $((8 << 20)) "$tmp/back.img" "$tmp/src.img" || fail "qemu-img convert: wrong data"
 	same_data "after qemu-img convert"
-	echo "ok: connected: qemu-img convert (fast zero refused) writes the image to both disks"
+	echo "ok: connected: qemu-img convert writes the image, holes and data, to both disks"
 else
 	skip_part "qemu-img is not installed (qemu-utils): qemu-img convert to a connected Primary"
 fi
