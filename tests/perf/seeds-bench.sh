@@ -174,8 +174,9 @@ report() {
 	awk "$AWK_LIB"'
 FNR == NR {
 	split($0, p, "|")
-	if (p[2] != "-") sr[p[1]] = sr[p[1]] (p[1] in sr ? ", " : "") p[2] " [" p[3] "]"
-	else if (!(p[1] in sr)) sr[p[1]] = ""
+	had = p[1] in sr
+	if (p[2] != "-") sr[p[1]] = (had && sr[p[1]] != "" ? sr[p[1]] ", " : "") p[2] " [" p[3] "]"
+	else if (!had) sr[p[1]] = ""
 	if (p[4] != "") { lab[++nlab] = p[3] == "-" ? p[1] : p[3]; ltx[nlab] = p[4] }
 	next
 }
@@ -357,7 +358,9 @@ plot() {
 	pt=$(mktemp -d "${TMPDIR:-/tmp}/seeds-plot.XXXXXX")
 	for sec in dd tio commit al; do
 		# data: workload, then per target: frac_raw frac_link
+		seeds >"$pt/seeds"
 		awk -v sec="$sec" "$AWK_LIB"'
+FNR == NR { split($0, p, "|"); if (p[2] != "-" && !(p[1] in sd)) sd[p[1]] = p[2]; next }
 /^# targets / { ntg = split(substr($0, 11), tg, " ") }
 /^run / { load() }
 /^link / { kv(); add("link", f["mbs"]) }
@@ -373,6 +376,7 @@ END {
 			if (("al", "al_rand4k", t) in seen) lab[++n] = t
 		}
 		print "# label frac_raw frac_link"
+		if ("al" in sd) printf "\"seed: DRBD 8.4.2\" %s NaN\n", sd["al"]
 		for (i = 1; i <= n; i++) {
 			ratio("al", "al_rand4k", lab[i], "raw", "m")
 			k = "al" SUBSEP "al_rand4k" SUBSEP lab[i] SUBSEP "mbs"
@@ -387,9 +391,10 @@ END {
 	for (j = 1; j <= 13; j++) if (cand[j] in ws) wl[++nw] = cand[j]
 	line = "workload"
 	for (i = 1; i <= ntg; i++) if (tg[i] != "raw") line = line " \"" tname(tg[i]) "\" \"" tname(tg[i]) "\""
-	print "# " line
+	print "# " line " \"the seed: DRBD / raw\" \"the seed: DRBD / raw\""
 	for (j = 1; j <= nw; j++) {
 		w = wl[j]; line = w
+		sk = (w in sd) ? w : (w ~ /^tio/ ? "tio" : w)
 		for (i = 1; i <= ntg; i++) {
 			if (tg[i] == "raw") continue
 			ratio(sec, w, tg[i], "raw", "m"); a = rmed
@@ -397,14 +402,15 @@ END {
 			b = (linkmb > 0 && medv(k) != "") ? medv(k) / linkmb : ""
 			line = line " " (a == "" ? "NaN" : a) " " (b == "" ? "NaN" : b)
 		}
-		print line
+		print line " " (sk in sd ? sd[sk] : "NaN") " NaN"
 	}
-}' "$1" >"$pt/$sec.dat"
+}' "$pt/seeds" "$1" >"$pt/$sec.dat"
 		[ "$(grep -vc '^#' "$pt/$sec.dat")" -gt 0 ] || continue
 		if [ "$sec" = al ]; then
 			cat >"$pt/$sec.gp" <<-GP
 			set terminal pngcairo size 1100,520 font "sans,10"
 			set output "$out/perf-seeds-al.png"
+			set termoption noenhanced
 			set multiplot layout 1,2 title "4 KiB random writes, QD1, whole device: internal vs external metadata, al-extents (1 Gbit/s link)"
 			set style data histogram; set style fill solid 0.8 border -1; set boxwidth 0.8
 			set xtics rotate by -45 font "sans,8"; set grid ytics; set key off
@@ -416,6 +422,10 @@ END {
 			GP
 		else
 			ncol=$(head -1 "$pt/$sec.dat" | awk -F'"' '{ print (NF - 1) / 4 }')
+			# no seed figure for this section: no seed series
+			nseed=$(awk '!/^#/ && $(NF - 1) != "NaN"' "$pt/$sec.dat" | wc -l)
+			[ "$nseed" -gt 0 ] || ncol=$((ncol - 1)) nright=$ncol
+			[ "$nseed" -eq 0 ] || nright=$((ncol - 1))
 			title=$(case $sec in
 				dd) echo "dd through the export (nbdfuse + loop): fraction of the raw file and of the 1 Gbit/s link" ;;
 				tio) echo "tiobench-like 4 KiB writes, 1/2/4/8 threads: fraction of the raw file and of the link" ;;
@@ -424,6 +434,7 @@ END {
 			{
 				echo "set terminal pngcairo size 1200,520 font \"sans,10\""
 				echo "set output \"$out/perf-seeds-$sec.png\""
+				echo "set termoption noenhanced"
 				echo "set multiplot layout 1,2 title \"$title\""
 				echo "set style data histogram; set style histogram clustered gap 1"
 				echo "set style fill solid 0.85 border -1; set grid ytics"
@@ -431,10 +442,12 @@ END {
 				echo "set logscale y; set yrange [0.005:3]; set ylabel \"fraction of the raw file (log)\""
 				printf 'plot '
 				i=0
+				# the last series is the seed: grey
 				while [ "$i" -lt "$ncol" ]; do
 					c=$((2 + 2 * i))
 					[ "$i" -eq 0 ] || printf ', '
 					printf '"%s" using %d:xtic(1) title columnheader(%d)' "$pt/$sec.dat" "$c" "$c"
+					[ "$nseed" -eq 0 ] || [ "$i" -lt $((ncol - 1)) ] || printf ' lc rgb "#888888" fs pattern 4'
 					i=$((i + 1))
 				done
 				echo
@@ -442,7 +455,7 @@ END {
 				echo "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb \"black\""
 				printf 'plot '
 				i=0
-				while [ "$i" -lt "$ncol" ]; do
+				while [ "$i" -lt "$nright" ]; do
 					c=$((3 + 2 * i))
 					[ "$i" -eq 0 ] || printf ', '
 					printf '"%s" using %d:xtic(1) title columnheader(%d)' "$pt/$sec.dat" "$c" "$c"
@@ -463,6 +476,7 @@ END {
 		cat >"$pt/mem.gp" <<-GP
 		set terminal pngcairo size 700,420 font "sans,10"
 		set output "$out/perf-seeds-memory.png"
+		set termoption noenhanced
 		set title "tandemd RSS per resource (StandAlone Primary) against the goal: 16 MiB + 32 MiB per TiB"
 		set style data histogram; set style histogram clustered gap 1
 		set style fill solid 0.85 border -1; set grid ytics; set logscale y; set yrange [0.5:*]
@@ -776,7 +790,7 @@ write_conf() {
 	}
 	resource r1 {
 		net { protocol $P_r1; }
-		disk { al-extents $AL_r1; }
+		disk { al-extents $AL_r1; size $((SIZE_MB - 1))M; }
 		on alice { device minor 1; disk $tmp/a1.img; meta-disk $tmp/a1.meta; address $ip_a:7790; }
 		on bob { device minor 1; disk $tmp/b1.img; meta-disk internal; address $ip_b:7790; }
 	}
@@ -848,9 +862,9 @@ set_mode() {
 }
 # counters RES: "al pending" of alice, then "pending" of bob
 counters() {
-	x=$(ctl a status --json "$1" | jq -r '.resources[0].volumes[0].counters | "\(.al) \(.ap + .pe + .ua)"') || x=
-	y=$(ctl b status --json "$1" | jq -r '.resources[0].volumes[0].counters | "\(.ap + .pe + .ua)"') || y=
-	echo "${x:-0 0} ${y:-0}"
+	cx=$(ctl a status --json "$1" | jq -r '.resources[0].volumes[0].counters | "\(.al) \(.ap + .pe + .ua)"') || cx=
+	cy=$(ctl b status --json "$1" | jq -r '.resources[0].volumes[0].counters | "\(.ap + .pe + .ua)"') || cy=
+	echo "${cx:-0 0} ${cy:-0}"
 }
 # drain RES: until neither node has writes pending; prints the counters
 drain() {
@@ -879,7 +893,11 @@ log "backing files: 6 x $SIZE_MB MiB in $tmp (zero-filling 4 of them)"
 for x in a0 a1 r c; do
 	dd if=/dev/zero of="$tmp/$x.img" bs=1M count="$SIZE_MB" oflag=direct conv=fsync status=none
 done
-for x in b0 b1; do fallocate -l "${SIZE_MB}M" "$tmp/$x.img"; done
+fallocate -l "${SIZE_MB}M" "$tmp/b0.img"
+# bob's r1 has internal metadata: 1 MiB more, and r1's size is 1 MiB less
+# than SIZE_MB on both nodes (tandemd refuses a peer whose disk is smaller,
+# even when neither has data yet)
+fallocate -l "$((SIZE_MB + 1))M" "$tmp/b1.img"
 dd if=/dev/zero of="$tmp/a1.meta" bs=1M count=16 conv=fsync status=none
 write_conf
 for n in a b; do
@@ -994,17 +1012,17 @@ resof() { case $1 in tandemd*_external_*) echo r1 ;; *) echo r0 ;; esac; }
 
 settle() {
 	sync
-	for x in a0 a1 b0 b1 r c; do dd if="$tmp/$x.img" iflag=nocache count=0 status=none; done
+	for sx in a0 a1 b0 b1 r c; do dd if="$tmp/$sx.img" iflag=nocache count=0 status=none; done
 }
 
-# fio_args TARGET WORKLOAD ROUND
+# fio_args TARGET WORKLOAD ROUND SECS
 al_mb=$(($(js a r0 .volumes[0].size_sect) / 2048))
 fio_args() {
 	case $2 in
 	tio_*)
 		case $2 in tio_seq_*) rw="write" ;; *) rw="randwrite" ;; esac
 		echo "--ioengine=psync --direct=1 --filename=$(devof "$1") --rw=$rw --bs=4k --size=128M" \
-			"--offset_increment=128M --numjobs=${2##*_j} --randseed=$3"
+			"--offset_increment=128M --numjobs=${2##*_j} --randseed=$3 --runtime=$4 --time_based"
 		;;
 	commit16k)
 		if [ "$1" = raw ]; then
@@ -1012,7 +1030,7 @@ fio_args() {
 		else
 			echo "--ioengine=nbd --uri=$(uriof "$1")"
 		fi
-		echo "--rw=randwrite --bs=16k --size=1G --iodepth=1 --fsync=1 --randseed=$3"
+		echo "--rw=randwrite --bs=16k --size=1G --iodepth=1 --fsync=1 --randseed=$3 --runtime=$4 --time_based"
 		;;
 	al_rand4k | al_warm)
 		if [ "$1" = raw ]; then
@@ -1021,68 +1039,67 @@ fio_args() {
 			echo "--ioengine=nbd --uri=$(uriof "$1")"
 		fi
 		# al_warm: one 4 KiB write per 4 MiB extent, the whole device
-		[ "$2" = al_warm ] && echo "--rw=write:4092k --bs=4k --size=${al_mb}M" ||
-			echo "--rw=randwrite --bs=4k --size=${al_mb}M --iodepth=1 --randseed=$3"
+		[ "$2" = al_warm ] && echo "--rw=write:4092k --bs=4k --size=${al_mb}M --number_ios=$((al_mb / 4))" ||
+			echo "--rw=randwrite --bs=4k --size=${al_mb}M --iodepth=1 --randseed=$3 --runtime=$4 --time_based"
 		;;
 	*) log "unknown workload $2"; exit 1 ;;
 	esac
 }
 
-# one SECTION ROUND SECS TARGET WORKLOAD: one run, one raw line
+# one SECTION ROUND SECS TARGET WORKLOAD: one run, one raw line (the
+# variables are o_*: the callers' loops must keep theirs)
 one() {
-	sec=$1 r=$2 secs=$3 t=$4 wl=$5
-	res=$(resof "$t")
-	case $t in tandemd*) [ -z "$broken" ] || return 0 ;; esac
+	o_sec=$1 o_r=$2 o_secs=$3 o_t=$4 o_wl=$5
+	o_res=$(resof "$o_t")
+	case $o_t in tandemd*) [ -z "$broken" ] || return 0 ;; esac
 	settle
-	case $t in tandemd*) c0=$(counters "$res") ;; *) c0="0 0 0" ;; esac
-	a0=$(pcpu "$pid_a") bb0=$(pcpu "$pid_b")
-	b0=$(busy)
-	rc=0
-	t0=$(now_ms)
-	case $wl in
+	case $o_t in tandemd*) o_c0=$(counters "$o_res") ;; *) o_c0="0 0 0" ;; esac
+	o_a0=$(pcpu "$pid_a") o_bb0=$(pcpu "$pid_b")
+	o_b0=$(busy)
+	o_rc=0
+	o_t0=$(now_ms)
+	case $o_wl in
 	dd*)
-		case $wl in dd1m*) bs=1M n=$DD1M_MB ;; *) bs=4k n=$((DD4K_MB * 256)) ;; esac
-		timeout 300 dd if=/dev/zero of="$(devof "$t")" bs="$bs" count="$n" oflag="${wl##*_}" \
-			conv=notrunc,nocreat 2>"$tmp/dd.out" || rc=$?
+		case $o_wl in dd1m*) o_bs=1M o_n=$DD1M_MB ;; *) o_bs=4k o_n=$((DD4K_MB * 256)) ;; esac
+		timeout 300 dd if=/dev/zero of="$(devof "$o_t")" bs="$o_bs" count="$o_n" oflag="${o_wl##*_}" \
+			conv=notrunc,nocreat 2>"$tmp/dd.out" || o_rc=$?
 		;;
 	*)
 		# shellcheck disable=SC2046
-		timeout $((secs + 120)) ip netns exec "$ns_a" fio --name=w --group_reporting \
-			--output-format=json --output="$tmp/fio.json" --runtime="$secs" --time_based \
-			$(fio_args "$t" "$wl" "$r") >>"$tmp/fio.log" 2>&1 || rc=$?
+		timeout $((o_secs + 120)) ip netns exec "$ns_a" fio --name=w --group_reporting \
+			--output-format=json --output="$tmp/fio.json" $(fio_args "$o_t" "$o_wl" "$o_r" "$o_secs") \
+			>>"$tmp/fio.log" 2>&1 || o_rc=$?
 		;;
 	esac
-	t1=$(now_ms)
-	b1=$(busy)
-	if [ $rc -ne 0 ]; then
-		log "failed (exit $rc): $t $wl"
-		raw "fail sec=$sec round=$r target=$t wl=$wl rc=$rc"
-		case $wl in dd*) sed 's/^/# dd: /' "$tmp/dd.out" >>"$RAW" ;; *) tail -n 5 "$tmp/fio.log" | sed 's/^/# fio: /' >>"$RAW" ;; esac
-		case $t in tandemd*) logtail "$t-$wl"; alive || broken=1 ;; esac
+	o_t1=$(now_ms)
+	o_b1=$(busy)
+	if [ $o_rc -ne 0 ]; then
+		log "failed (exit $o_rc): $o_t $o_wl"
+		raw "fail sec=$o_sec round=$o_r target=$o_t wl=$o_wl rc=$o_rc"
+		case $o_wl in dd*) sed 's/^/# dd: /' "$tmp/dd.out" >>"$RAW" ;; *) tail -n 5 "$tmp/fio.log" | sed 's/^/# fio: /' >>"$RAW" ;; esac
+		case $o_t in tandemd*) logtail "$o_t-$o_wl"; alive || broken=1 ;; esac
 		return 0
 	fi
-	d0=$(now_ms)
-	case $t in tandemd*) al1=$(drain "$res") ;; *) al1=0 ;; esac
-	d1=$(now_ms)
+	o_d0=$(now_ms)
+	case $o_t in tandemd*) o_al1=$(drain "$o_res") ;; *) o_al1=0 ;; esac
+	o_d1=$(now_ms)
 	sync
-	a2=$(pcpu "$pid_a") bb2=$(pcpu "$pid_b")
-	case $wl in
+	o_a2=$(pcpu "$pid_a") o_bb2=$(pcpu "$pid_b")
+	case $o_wl in
 	dd*)
 		# "N bytes (...) copied, S s, X MB/s"
-		m=$(tail -1 "$tmp/dd.out" | awk -v bs="$bs" '{ b = $1; s = $(NF - 3); print b, (s > 0 ? b / s : 0), (s > 0 ? b / (bs == "1M" ? 1048576 : 4096) / s : 0), 0, 0, 0, 0, s * 1000 }')
+		o_m=$(tail -1 "$tmp/dd.out" | awk -v bs="$o_bs" '{ b = $1; s = $(NF - 3); print b, (s > 0 ? b / s : 0), (s > 0 ? b / (bs == "1M" ? 1048576 : 4096) / s : 0), 0, 0, 0, 0, s * 1000 }')
 		;;
 	*)
-		m=$(jq -r '.jobs[0] | [.write.io_bytes, .write.bw_bytes, .write.iops,
+		o_m=$(jq -r '.jobs[0] | [.write.io_bytes, .write.bw_bytes, .write.iops,
 			(.write.clat_ns.percentile["50.000000"] // 0), (.write.clat_ns.percentile["99.000000"] // 0),
 			(.sync.lat_ns.percentile["50.000000"] // 0), (.sync.lat_ns.percentile["99.000000"] // 0),
 			.write.runtime] | @tsv' "$tmp/fio.json")
 		;;
 	esac
-	# shellcheck disable=SC2086
-	set -- $c0
-	echo "$m" | awk -v pre="run sec=$sec round=$r target=$t wl=$wl" -v sys="$((${b1% *} - ${b0% *}))" \
-		-v tda="$((a2 - a0))" -v tdb="$((bb2 - bb0))" -v al="$((al1 - $1))" -v drain="$((d1 - d0))" \
-		-v wall="$((t1 - t0))" '{
+	echo "$o_m" | awk -v pre="run sec=$o_sec round=$o_r target=$o_t wl=$o_wl" -v sys="$((${o_b1% *} - ${o_b0% *}))" \
+		-v tda="$((o_a2 - o_a0))" -v tdb="$((o_bb2 - o_bb0))" -v al="$((o_al1 - ${o_c0%% *}))" -v drain="$((o_d1 - o_d0))" \
+		-v wall="$((o_t1 - o_t0))" '{
 		printf "%s bytes=%s mbs=%.2f iops=%.0f wp50=%.1f wp99=%.1f fp50=%.1f fp99=%.1f ms=%s wall_ms=%s",
 			pre, $1, $2 / 1e6, $3, $4 / 1000, $5 / 1000, $6 / 1000, $7 / 1000, $8, wall
 		printf " sys=%d tda=%d tdb=%d al=%d alpw=%.4f drain_ms=%d\n", sys, tda, tdb, al,
@@ -1104,21 +1121,21 @@ mode_of() {
 # within a block; the order is read on fd 3 (no pipeline: set_mode
 # changes shell variables)
 rounds() {
-	r=$1
-	while [ "$r" -le "$2" ]; do
-		log "round $r of $2"
-		raw "# round $r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
-		for blk in $(echo "$TARGETS" | tr ' ' '\n' | shuffle "$((r * 7 + 1))"); do
-			case $blk in tandemd*) set_mode r0 "$(mode_of "$blk")" || continue ;; esac
-			for w in $3; do
-				case $w in dd*) sec="dd" ;; tio*) sec="tio" ;; commit*) sec="commit" ;; esac
-				echo "$sec $w"
-			done | shuffle "$((r * 13 + ${#blk}))" >"$tmp/order"
-			while read -r sec w <&3; do
-				one "$sec" "$r" "$4" "$blk" "$w"
+	rd_r=$1
+	while [ "$rd_r" -le "$2" ]; do
+		log "round $rd_r of $2"
+		raw "# round $rd_r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+		for rd_blk in $(echo "$TARGETS" | tr ' ' '\n' | shuffle "$((rd_r * 7 + 1))"); do
+			case $rd_blk in tandemd*) set_mode r0 "$(mode_of "$rd_blk")" || continue ;; esac
+			for rd_w in $3; do
+				case $rd_w in dd*) rd_sec="dd" ;; tio*) rd_sec="tio" ;; commit*) rd_sec="commit" ;; esac
+				echo "$rd_sec $rd_w"
+			done | shuffle "$((rd_r * 13 + ${#rd_blk}))" >"$tmp/order"
+			while read -r rd_sec rd_w <&3; do
+				one "$rd_sec" "$rd_r" "$4" "$rd_blk" "$rd_w"
 			done 3<"$tmp/order"
 		done
-		r=$((r + 1))
+		rd_r=$((rd_r + 1))
 	done
 }
 
@@ -1181,8 +1198,10 @@ al_config() {
 	eval "cur=\$AL_$1"
 	[ "$cur" != "$2" ] || return 0
 	eval "AL_$1=$2"
-	write_conf
-	if ctl a down "$1" >/dev/null 2>>"$tmp/al.log" && ctl a up "$1" >/dev/null 2>>"$tmp/al.log" &&
+	# tandemd reads the configuration at start and on adjust; a resource
+	# that is down takes the new settings at once
+	if ctl a down "$1" >/dev/null 2>>"$tmp/al.log" && write_conf && ctl a adjust "$1" >/dev/null 2>>"$tmp/al.log" &&
+		ctl a up "$1" >/dev/null 2>>"$tmp/al.log" &&
 		ctl a primary "$1" >/dev/null 2>>"$tmp/al.log" && wait_sock "$tmp/run-a/$1.nbd"; then
 		eval "mode_$1=none"
 		return 0
@@ -1193,10 +1212,10 @@ al_config() {
 	return 1
 }
 al_section() {
-	r=1
-	while [ "$r" -le "$AL_ROUNDS" ]; do
-		log "al round $r of $AL_ROUNDS"
-		raw "# al round $r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	al_r=1
+	while [ "$al_r" -le "$AL_ROUNDS" ]; do
+		log "al round $al_r of $AL_ROUNDS"
+		raw "# al round $al_r: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 		{
 			for t in $TARGETS; do
 				case $t in tandemd*) ;; *) echo "anchor $t" ;; esac
@@ -1204,22 +1223,22 @@ al_section() {
 			for meta in internal external; do
 				for e in $AL_EXTENTS; do echo "cell $meta $e"; done
 			done
-		} | shuffle "$((r * 17 + 3))" >"$tmp/al-order"
-		while read -r kind x e <&4; do
-			if [ "$kind" = anchor ]; then
-				one al "$r" "$SECS" "$x" al_rand4k
+		} | shuffle "$((al_r * 17 + 3))" >"$tmp/al-order"
+		while read -r al_kind al_x al_e <&4; do
+			if [ "$al_kind" = anchor ]; then
+				one al "$al_r" "$SECS" "$al_x" al_rand4k
 				continue
 			fi
-			[ "$x" = internal ] && res=r0 || res=r1
-			al_config "$res" "$e" || continue
-			for m in $(echo "$AL_MODES" | tr ' ' '\n' | shuffle "$((r * 5 + e))"); do
-				set_mode "$res" "$m" || continue
+			[ "$al_x" = internal ] && al_res=r0 || al_res=r1
+			al_config "$al_res" "$al_e" || continue
+			for al_m in $(echo "$AL_MODES" | tr ' ' '\n' | shuffle "$((al_r * 5 + al_e))"); do
+				set_mode "$al_res" "$al_m" || continue
 				# warm: every extent once (discarded), then the timed run
-				one al 0 30 "tandemd_${m}_${x}_$e" al_warm
-				one al "$r" "$SECS" "tandemd_${m}_${x}_$e" al_rand4k
+				one al 0 0 "tandemd_${al_m}_${al_x}_$al_e" al_warm
+				one al "$al_r" "$SECS" "tandemd_${al_m}_${al_x}_$al_e" al_rand4k
 			done
 		done 4<"$tmp/al-order"
-		r=$((r + 1))
+		al_r=$((al_r + 1))
 	done
 }
 
