@@ -689,7 +689,13 @@ machine() {
 	raw "# scratch $(df -T "$tmp" | awk 'NR == 2 { print $1 " " $2 }'); backing files of $SIZE_MB MiB, tio/commit region $REGION_MB MiB"
 	raw "# fio $(fio --version), $(nbdkit --version), nbdfuse $(nbdfuse --version 2>/dev/null | head -1 | awk '{ print $NF }')"
 	src=$(sed -n 's/^abs_top_srcdir = //p' "$BUILD_DIR/Makefile" 2>/dev/null | head -1)
-	raw "# tandemd from $BUILD_DIR (built $(date -u -r "$BUILD_DIR/replicator/tandemd" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$tmp/bin/tandemd" | cut -c1-12)); its source ${src:-?} is at $(git -C "${src:-$here}" rev-parse --short HEAD 2>/dev/null || echo '?') now$(git -C "${src:-$here}" diff --quiet HEAD -- replicator 2>/dev/null || echo ', replicator/ modified in the working tree')"
+	if [ -f "${src:-/nonexistent}/.tree-commit" ]; then
+		# a snapshot (git archive) of a commit: its hash beside it
+		tree="the snapshot of commit $(cut -c1-12 "$src/.tree-commit")"
+	else
+		tree="at $(git -C "${src:-$here}" rev-parse --short HEAD 2>/dev/null || echo '?') now$(git -C "${src:-$here}" diff --quiet HEAD -- replicator 2>/dev/null || echo ', replicator/ modified in the working tree')"
+	fi
+	raw "# tandemd from $BUILD_DIR (built $(date -u -r "$BUILD_DIR/replicator/tandemd" '+%Y-%m-%d %H:%M UTC'), sha256 $(sha256sum "$tmp/bin/tandemd" | cut -c1-12)); its source ${src:-?} is $tree"
 }
 
 # ------------------------------------------------------------ memory
