@@ -193,6 +193,7 @@ PY
 
 raw "# ack-poll-bench $(date -u +%Y-%m-%dT%H:%M:%SZ) tree $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 raw "# link $LINK; protocol C; values $VALUES; workloads $WORKLOADS; $ROUNDS rounds of $RUN_SECONDS s; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+raw "# binaries: $("$TANDEMD" --version 2>&1 | head -n 1), built $(date -u -r "$TANDEMD" +%Y-%m-%dT%H:%M:%SZ) in $BUILD_DIR (the tree above is the script's)"
 raw "# backing files on $SCRATCH ($(df -P "$SCRATCH" | awk 'NR == 2 { print $1 }'))"
 for round in $(seq 1 "$ROUNDS"); do
 	# (not $n: repl-functions.sh's on() uses it)
