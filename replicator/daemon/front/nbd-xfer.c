@@ -157,6 +157,7 @@ struct nbd_xfer {
 	pthread_cond_t room;        /* the reader waits for fewer in flight */
 	struct nbd_op *head, *tail; /* completed, to be answered */
 	unsigned int inflight;      /* submitted or queued, not yet answered */
+	unsigned int undone;        /* submitted, their I/O not yet done */
 	uint64_t bytes;             /* their buffers */
 	bool reading;               /* the connection thread still reads */
 	bool sending;               /* a reply is being sent */
@@ -304,6 +305,9 @@ static void op_queue(struct nbd_op *op, int res)
 	op->res = res < 0 ? res : 0;
 	op->next = NULL;
 	pthread_mutex_lock(&x->lock);
+	/* done: a FLUSH behind it need not wait for its reply to be sent */
+	if (--x->undone == 0)
+		pthread_cond_signal(&x->room);
 	if (!x->head && !x->sending &&
 	    (reader ? x->inflight == 1 : op->type != NBD_CMD_READ || op->res < 0)) {
 		x->sending = true;
@@ -397,9 +401,22 @@ static void *writer_thread(void *arg)
 	return NULL;
 }
 
-/* Wait until at most `max` requests are unanswered (lock held). */
+/*
+ * Wait until at most `max` requests are unanswered and their buffers leave
+ * room for `bytes` (lock held). A request that must come after everything
+ * before it (FLUSH, TRIM, WRITE_ZEROES, CACHE: max 0) waits until their I/O
+ * is done, not until their replies are sent: the replies may still be on
+ * their way to the client, which is not told of the FLUSH's completion
+ * before it is done either (issue 20: a FLUSH slept on `room` while the
+ * write before it was being answered).
+ */
 static void wait_inflight(struct nbd_xfer *x, unsigned int max, uint64_t bytes)
 {
+	if (!max) {
+		while (x->undone || x->inflight > MAX_INFLIGHT - 1)
+			pthread_cond_wait(&x->room, &x->lock);
+		return;
+	}
 	while (x->inflight > max || (x->inflight && x->bytes + bytes > MAX_INFLIGHT_BYTES))
 		pthread_cond_wait(&x->room, &x->lock);
 }
@@ -541,6 +558,7 @@ static int start_request(struct nbd_xfer *x, const struct nbd_request *req)
 	/* FLUSH, TRIM, WRITE_ZEROES, CACHE: after everything before them */
 	wait_inflight(x, buflen ? MAX_INFLIGHT - 1 : 0, buflen);
 	x->inflight++;
+	x->undone++;
 	x->bytes += buflen;
 	pthread_mutex_unlock(&x->lock);
 	if (buflen && !(op->buf = malloc(buflen))) {
@@ -664,6 +682,7 @@ void nbd_xfer_serve(int fd, struct volume *v, const char *res,
 				 req.length, why);
 			pthread_mutex_lock(&x.lock);
 			x.inflight++;
+			x.undone++;
 			pthread_mutex_unlock(&x.lock);
 			op_queue(op, wire_to_errno(err));
 			continue;
