@@ -49,8 +49,8 @@
 # start with cc): HOP_N round trips of a 4 KiB NBD-sized request and a
 # 16-byte reply on a Unix socket in alice's namespace and over the link,
 # with both ends sleeping in recv and both polling; the model column of the
-# tables (doc/perf-repl.md, "The model") takes its wake-up and round-trip
-# costs from it.
+# tables (doc/perf-repl.md, "The model") takes the round trip r from it
+# (polling) and a thread wake-up w from perf bench sched pipe (the header).
 # A round takes the targets in blocks in a shuffled order (tandemd changes
 # mode once per block: the configuration is rewritten, `tandemadm adjust`
 # on both nodes, then disconnect and connect both, since a connection takes
@@ -204,11 +204,14 @@ function fmt2(x) { return x == "" ? "—" : sprintf("%.2f", x) }
 # any row where nbdkit over the link moves >= 0.9 of the TCP rate of the link;
 # g_nf nbdkit / link, to show it; g_rn, g_qn relay / nbdkit and quorum /
 # nbdkit (medians within a round). The ceiling (doc/perf-repl.md, "The model"):
-# T = per-request time of nbdkit over the link (jobs / IOPS), p = the
-# sleeping round trip of the extra hop (2w + r, unix, this round), k =
+# T = per-request time of nbdkit over the link (jobs / IOPS), w = a thread
+# wake-up (half the round trip of perf bench sched pipe, any
+# CPU), r = the polling round trip of the extra hop (unix, this round), k =
 # extra round trips per I/O (1 for a write, 2 for write + FLUSH):
-# ceiling = T / (T + k p).
-function goalrow(s, w,    r, l1, l2, l3, l4, T, p, k, ce, nj, lk) {
+# ceiling = T / (T + k (2w + r)); g_ceil2 the same with the
+# sleeping round trip of the probe for 2w + r (a wake-up on the same CPU,
+# optimistic).
+function goalrow(s, w,    r, l1, l2, l3, l4, l5, T, p, k, ce, nj, lk) {
 	ratio(s, w, "tandemd_C", "relay"); g_rel = rmed; g_rel_s = ratio(s, w, "tandemd_C", "relay")
 	g_quo_s = ratio(s, w, "tandemd_C", "quorum"); g_quo = rmed
 	g_nbk_s = ratio(s, w, "tandemd_C", "nbdkit"); g_nbk = rmed
@@ -217,7 +220,7 @@ function goalrow(s, w,    r, l1, l2, l3, l4, T, p, k, ce, nj, lk) {
 	g_lb = (w ~ /^seq/ && s != "veth") || (g_nf != "" && g_nf >= 0.9)
 	ratio(s, w, "relay", "nbdkit"); g_rn = rmed
 	ratio(s, w, "quorum", "nbdkit"); g_qn = rmed
-	l1 = l2 = l3 = ""
+	l1 = l2 = l3 = l4 = l5 = ""
 	nj = w ~ /^rand4k_j/ ? substr(w, 9) + 0 : 1
 	k = w == "commit4k_qd1" ? 2 : 1
 	for (r = 1; r <= 99; r++) {
@@ -226,7 +229,8 @@ function goalrow(s, w,    r, l1, l2, l3, l4, T, p, k, ce, nj, lk) {
 		if ((w ~ /^rand4k_j/ || w == "commit4k_qd1") && (s, w, "tandemd_C", r) in val && \
 		    (s, w, "nbdkit", r) in val && val[s, w, "nbdkit", r] > 0 && (s, r, "unix", "sleep") in hop) {
 			T = nj / val[s, w, "nbdkit", r] * 1e6
-			p = hop[s, r, "unix", "sleep"]
+			l5 = l5 " " T / (T + k * hop[s, r, "unix", "sleep"])
+			p = wpipe != "" && (s, r, "unix", "spin") in hop ? 2 * wpipe + hop[s, r, "unix", "spin"] : hop[s, r, "unix", "sleep"]
 			ce = T / (T + k * p)
 			l2 = l2 " " ce
 			l3 = l3 " " val[s, w, "tandemd_C", r] / val[s, w, "nbdkit", r] / ce
@@ -237,6 +241,7 @@ function goalrow(s, w,    r, l1, l2, l3, l4, T, p, k, ce, nj, lk) {
 	stats(l2); g_ceil = s_n ? s_med : ""
 	stats(l3); g_mod = s_n ? s_med : ""
 	stats(l4); g_T = s_n ? s_med : ""
+	stats(l5); g_ceil2 = s_n ? s_med : ""
 	g_k = k
 }
 /^# targets / { ntg = split(substr($0, 11), tg, " ") }
@@ -276,6 +281,7 @@ function goalrow(s, w,    r, l1, l2, l3, l4, T, p, k, ce, nj, lk) {
 	nruns[s, t]++
 }
 /^fail / { fails[++nfail] = $0 }
+/^# thread wake-ups: perf bench sched pipe: [0-9.]+ us/ { x = $0; sub(/.*sched pipe: /, "", x); wpipe = (x + 0) / 2 }
 /^hop / { kv(); if (f["round"] > 0) { hop[f["set"], f["round"], f["path"], f["mode"]] = f["p50"]
 	add(f["set"] SUBSEP f["path"] SUBSEP f["mode"], f["p50"]) } }
 /^link / { kv(); add(f["set"] SUBSEP "link", f["mibs"]); add(f["set"] SUBSEP "linkmb", f["mbs"])
@@ -359,14 +365,16 @@ END {
 					ps != "" && pp != "" ? sprintf("%.1f", (ps - pp) / 2) : "—"
 			}
 			print ""
-			print "| workload | T: nbdkit over the link, µs per request and connection | extra round trips k | ceiling T / (T + k (2w + r)) | C / nbdkit | relay / nbdkit | quorum / nbdkit |"
-			print "|---|---|---|---|---|---|---|"
+			printf "w = %s µs per wake-up: half the round trip of perf bench sched pipe (any CPU) in the header; r = the polling round trip on the Unix socket, per round.\n\n", \
+				wpipe == "" ? "(not recorded: the sleeping round trip of the probe stands for 2w + r)" : sprintf("%.1f", wpipe)
+			print "| workload | T: nbdkit over the link, µs per request and connection | extra round trips k | **ceiling T / (T + k (2w + r))** | ceiling with the sleeping round trip of the probe as 2w + r | C / nbdkit | relay / nbdkit | quorum / nbdkit |"
+			print "|---|---|---|---|---|---|---|---|"
 			for (j = 1; j <= nwl; j++) {
 				w = wls[j]
 				goalrow(s, w)
 				if (g_ceil == "")
 					continue
-				printf "| %s | %.1f | %d | %.2f | %s | %s | %s |\n", w, g_T, g_k, g_ceil, fmt2(g_nbk), fmt2(g_rn), fmt2(g_qn)
+				printf "| %s | %.1f | %d | **%.2f** | %s | %s | %s | %s |\n", w, g_T, g_k, g_ceil, fmt2(g_ceil2), fmt2(g_nbk), fmt2(g_rn), fmt2(g_qn)
 			}
 		}
 		print ""
