@@ -1072,7 +1072,7 @@ one() {
 		;;
 	*)
 		# shellcheck disable=SC2046
-		timeout $((o_secs + 120)) ip netns exec "$ns_a" fio --name=w --group_reporting \
+		timeout $((${o_secs%.*} + 120)) ip netns exec "$ns_a" fio --name=w --group_reporting \
 			--output-format=json --output="$tmp/fio.json" $(fio_args "$o_t" "$o_wl" "$o_r" "$o_secs") \
 			>>"$tmp/fio.log" 2>&1 || o_rc=$?
 		;;
