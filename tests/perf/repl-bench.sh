@@ -79,9 +79,9 @@
 # A reconnection that is not a catch-up but finds blocks out of sync is
 # recorded too (prof oos-at-reconnect).
 #
-# A run with the defaults takes about 24 minutes on 2 vCPUs (RESYNC=0
-# saves about 2.5; tandemd_C_tls adds about 3 of them, relay and quorum
-# about 5). The anchors alone, about 9 minutes:
+# A run with the defaults took 20 minutes on 2 vCPUs (2026-12-07; RESYNC=0
+# saves about 2.5; tandemd_C_tls takes about 3 of them, relay and quorum
+# about 5). The anchors alone, about 6 minutes (estimated):
 #   TARGETS="tandemd_C relay quorum nbdkit" RESYNC=0 repl-bench.sh
 # The cost of TLS alone (doc/perf-repl.md), about 8.5 minutes:
 #   TARGETS="tandemd_C tandemd_C_tls nbdkit" RESYNC=0 ROUNDS=6 \
