@@ -106,7 +106,12 @@ check "Pacemaker started nothing without quorum (no tandemd on $P)" not_started
 # tandemd, which the agent's start runs: before it, it can say nothing.
 echo "# wfc on $P, alone, before tandemd runs: $(arbiter_ask "$P" "$wfc_q")"
 
-# The operator confirms that U is off and unblocks the quorum.
+# The operator confirms that U is off and unblocks the quorum. pcs asks
+# the fencer to confirm U fenced: wait until P's fencer takes connections
+# (just after a boot it may not yet, and pcs then fails: "Could not
+# connect to fencer").
+fencer_up() { tc exec "$P" stonith_admin --list-registered >/dev/null 2>&1; }
+check "$P's fencer takes connections" retry 30 fencer_up
 unblock_ms=$(date +%s%3N)
 if tc exec "$P" sh -c 'command -v pcs' >/dev/null 2>&1; then
 	how="pcs quorum unblock --force"
