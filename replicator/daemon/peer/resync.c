@@ -17,12 +17,7 @@
 #include "peer/peer-int.h"
 #include "rsctl.h"
 
-/* Blocks per resync request, at most: 1 MiB (DRBD 8.4's largest request).
- * Against 128 KiB it cuts the packets, acks, wake-ups and claims per GiB
- * by eight; on a fast link the resync was CPU-bound on exactly those
- * (doc/perf-repl.md). A step's budget below it makes the request smaller,
- * so that low resync rates are kept. */
-#define RS_REQ_BITS 256u
+#define RS_REQ_BITS 32u /* blocks per resync request: 128 KiB */
 #define RS_STEP_MS 100 /* the controller's step (DRBD's SLEEP_TIME) */
 
 /*
@@ -361,19 +356,19 @@ static void *rs_thread(void *arg)
 			budget = rsctl_step(ctl, sect_in, pv->rs_inflight * 8) / 8;
 			pthread_mutex_unlock(&p->lock);
 			while (sent < budget) {
-				uint64_t b, n, cap = budget - sent < RS_REQ_BITS ? budget - sent : RS_REQ_BITS;
 				struct wire_pkt q;
+				uint64_t b, n;
 				bool csum;
 
 				/* max-buffers bounds what is in flight, not the rate:
 				 * wait for replies within this step */
-				if (resync_wait_window(p, &pv->rs_inflight, cap, max_inflight,
+				if (resync_wait_window(p, &pv->rs_inflight, RS_REQ_BITS, max_inflight,
 						       step_end) < 0)
 					break;
 
 				pthread_mutex_lock(&v->lock);
 				b = bitmap_find_next_set(v->bm, pv->rs_pos);
-				for (n = 1; n < cap && b + n < bitmap_bits(v->bm) &&
+				for (n = 1; n < RS_REQ_BITS && b + n < bitmap_bits(v->bm) &&
 					    bitmap_test(v->bm, b + n) && (b + n) % RS_REQ_BITS;
 				     n++)
 					;
