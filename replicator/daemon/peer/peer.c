@@ -213,6 +213,15 @@ void peer_load_auth(struct peer *p)
 	p->auth_v1 = s && !strcmp(s, "1");
 }
 
+/* What net { ack-poll-usec } set up in peer_start(). */
+static void ack_poll_free(struct peer *p)
+{
+	spin_free(p->spin);
+	spin_free(p->spin_fl);
+	if (p->kick_fd >= 0)
+		close(p->kick_fd);
+}
+
 static void load_conf(struct peer *p)
 {
 	const struct conf *c = tandemd_conf(p->r->d);
@@ -322,10 +331,7 @@ fail:
 	pthread_cond_destroy(&p->fl_cond);
 	ratelimit_free(p->pre_rl);
 	ratelimit_free(p->pre_rl_new);
-	spin_free(p->spin);
-	spin_free(p->spin_fl);
-	if (p->kick_fd >= 0)
-		close(p->kick_fd);
+	ack_poll_free(p);
 	tls_ctx_free(p->tls);
 	free(p);
 	return rc;
@@ -362,10 +368,7 @@ void peer_stop(struct resource *r)
 	pthread_cond_destroy(&p->cond);
 	pthread_cond_destroy(&p->fl_cond);
 	epoch_free(p->ep);
-	spin_free(p->spin);
-	spin_free(p->spin_fl);
-	if (p->kick_fd >= 0)
-		close(p->kick_fd);
+	ack_poll_free(p);
 	ratelimit_free(p->pre_rl);
 	ratelimit_free(p->pre_rl_new);
 	tls_ctx_free(p->tls);

@@ -179,13 +179,7 @@ static uint64_t now_ns(void)
 }
 
 /*
- * net { ack-poll-usec }: when an ack is due, busy-poll the meta socket for
- * the spin's budget before sleeping in the receive. The thread that gets
- * the ack completes the write, so the ack costs no wake-up when it comes
- * within the budget.
- */
-/*
- * Before the receive, with ack-poll on: when an ack is due, spin for it
+ * Before the receive, with ack-poll on (net { ack-poll-usec }): when an ack is due, spin for it
  * (for the spin's budget; the receive then sleeps if it did not come);
  * else sleep until the socket is readable or a write's kick
  * (repl_kick_meta) says an ack will be due: 2 when kicked, else 0 or 1
@@ -329,7 +323,6 @@ static void *meta_thread(void *arg)
 
 int repl_start_meta(struct peer *p)
 {
-
 	p->fl_head = p->fl_n = p->fl_urgent = 0;
 	p->fl_stop = p->fl_busy = false;
 	if (pthread_create(&p->fl_thread, NULL, flusher_thread, p) != 0)
